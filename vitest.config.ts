@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects: pure code (fast), real processes and HTTP without a cluster, and the
+// end-to-end suite against a real kube-apiserver + etcd started once per run.
 export default defineConfig({
   test: {
     projects: [
@@ -7,6 +9,14 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {
