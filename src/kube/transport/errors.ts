@@ -1,0 +1,52 @@
+/** The body of a failed API call (meta/v1 Status), as far as the API server fills it in. */
+export interface ApiStatus {
+  kind?: string;
+  apiVersion?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; group?: string; kind?: string; causes?: { reason?: string; message?: string; field?: string }[] };
+}
+
+/** A request the API server answered with an error status (or an ERROR watch event). */
+export class KubeApiError extends Error {
+  readonly statusCode: number;
+  /** The Status reason (`Conflict`, `NotFound`, `AlreadyExists`, `Expired`, `Gone`, `Invalid`, ...); '' when absent. */
+  readonly reason: string;
+  readonly status: ApiStatus | undefined;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(init: { statusCode: number; method: string; path: string; status?: ApiStatus; body?: string }) {
+    const reason = init.status?.reason ?? '';
+    const detail = init.status?.message ?? init.body?.slice(0, 300) ?? '';
+    super(`${init.method} ${init.path}: ${init.statusCode}${reason ? ` ${reason}` : ''}${detail ? `: ${detail}` : ''}`);
+    this.name = 'KubeApiError';
+    this.statusCode = init.statusCode;
+    this.reason = reason;
+    this.status = init.status;
+    this.method = init.method;
+    this.path = init.path;
+  }
+}
+
+export function isKubeApiError(err: unknown, statusCode?: number): err is KubeApiError {
+  return err instanceof KubeApiError && (statusCode === undefined || err.statusCode === statusCode);
+}
+/** 409: a stale resourceVersion (optimistic concurrency) or a create of an existing name. */
+export const isConflict = (err: unknown): err is KubeApiError => isKubeApiError(err, 409);
+export const isNotFound = (err: unknown): err is KubeApiError => isKubeApiError(err, 404);
+/** 410: the resourceVersion a list or watch started from is no longer in the server's history. */
+export const isGone = (err: unknown): err is KubeApiError => isKubeApiError(err, 410);
+
+/** Parses a response body as a Status when it is one; undefined otherwise. */
+export function parseStatus(body: string): ApiStatus | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (parsed && typeof parsed === 'object' && (parsed as ApiStatus).kind === 'Status') return parsed as ApiStatus;
+  } catch {
+    // not JSON: the caller keeps the raw text
+  }
+  return undefined;
+}
