@@ -1,0 +1,74 @@
+import { Command } from 'commander';
+import {
+  kubeconfigExport,
+  localClusterDown,
+  localClusterUp,
+  provision,
+  readLocalState,
+  isLocalClusterUp,
+} from '../cluster/index.ts';
+
+/** `okt cluster provision|up|env|down`: a local etcd + kube-apiserver for tests and the demo. */
+export function clusterCommand(): Command {
+  const cluster = new Command('cluster').description('A local Kubernetes control plane (etcd + kube-apiserver) on loopback');
+
+  cluster
+    .command('provision')
+    .description('Install etcd and build kube-apiserver once into the okt cache (Debian-like machine, as root)')
+    .action(() =>
+      fail(async () => {
+        const binaries = await provision();
+        process.stdout.write(`etcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\n`);
+      }),
+    );
+
+  cluster
+    .command('up')
+    .description('Start the control plane (provisioning first if needed) and leave it running')
+    .action(() =>
+      fail(async () => {
+        const result = await localClusterUp();
+        const { state } = result;
+        const pids = state.processes.map((p) => `${p.name} ${p.pid}`).join(', ');
+        process.stdout.write(
+          (result.kind === 'already-up' ? 'Control plane already up' : 'Control plane up') +
+            ` at ${state.server} (${pids})\nkubeconfig: ${state.kubeconfigPath}\n` +
+            'Use it with: eval "$(npx okt cluster env)"; stop it with: npx okt cluster down\n',
+        );
+      }),
+    );
+
+  cluster
+    .command('env')
+    .description('Print `export KUBECONFIG=…` for the running control plane (eval "$(npx okt cluster env)")')
+    .action(() =>
+      fail(async () => {
+        const state = readLocalState();
+        if (!state || !(await isLocalClusterUp(state))) {
+          throw new Error('no control plane is up: run `npx okt cluster up` first');
+        }
+        process.stdout.write(kubeconfigExport(state.kubeconfigPath) + '\n');
+      }),
+    );
+
+  cluster
+    .command('down')
+    .description('Stop the processes `okt cluster up` started and remove their data dir')
+    .action(() =>
+      fail(async () => {
+        const stopped = await localClusterDown();
+        process.stdout.write(stopped ? `Control plane at ${stopped.server} stopped; ${stopped.dataDir} removed\n` : 'No control plane is up\n');
+      }),
+    );
+
+  return cluster;
+}
+
+async function fail(action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    process.stderr.write(`okt cluster: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}

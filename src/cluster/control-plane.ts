@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
+import { findBinaries, provision, type Binaries } from './provision.ts';
+import { tailOf } from './run.ts';
+
+/** A running etcd + kube-apiserver on loopback. */
+export interface ControlPlane {
+  /** A kubeconfig for this server (admin token, system:masters). */
+  readonly kubeconfigPath: string;
+  /** https://127.0.0.1:PORT */
+  readonly server: string;
+  readonly token: string;
+  /** Temporary directory holding etcd's data, certificates, keys, logs and the kubeconfig. */
+  readonly dataDir: string;
+  readonly processes: readonly ProcessRecord[];
+  /** Stop both processes (only if they are still the ones started) and remove the data dir. */
+  stop(): Promise<void>;
+  /** The same, synchronously and with SIGKILL: for exit and signal handlers. */
+  stopNow(): void;
+}
+
+export interface StartOptions {
+  /** Let the processes outlive this one (for `okt cluster up`). Default false. */
+  detached?: boolean;
+  /** Provision (install, build) when the binaries are missing. Default true. */
+  provision?: boolean;
+  /** How long to wait for /readyz. Default 60 s. */
+  readyTimeoutMs?: number;
+  progress?: (line: string) => void;
+}
+
+/** Where a control plane started by `startControlPlane` keeps each of its parts. */
+export function controlPlaneLayout(dataDir: string) {
+  return {
+    etcdData: join(dataDir, 'etcd'),
+    certs: join(dataDir, 'certs'),
+    tokens: join(dataDir, 'tokens.csv'),
+    serviceAccountKey: join(dataDir, 'sa.key'),
+    serviceAccountPub: join(dataDir, 'sa.pub'),
+    kubeconfig: join(dataDir, 'kubeconfig'),
+    etcdLog: join(dataDir, 'etcd.log'),
+    apiserverLog: join(dataDir, 'kube-apiserver.log'),
+  };
+}
+
+/** Start etcd and kube-apiserver on free loopback ports and wait until the API server is ready. */
+export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
+  const binaries = options.provision === false ? requireBinaries() : await provision({ progress: options.progress });
+  const dataDir = mkdtempSync(join(tmpdir(), 'okt-cluster-'));
+  const layout = controlPlaneLayout(dataDir);
+  const started: ProcessRecord[] = [];
+  const stopNow = () => {
+    for (const record of [...started].reverse()) killNow(record);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
+    const token = randomBytes(24).toString('hex');
+    const server = `https://127.0.0.1:${apiPort}`;
+    writeSecrets(layout, token);
+    writeKubeconfig(layout.kubeconfig, server, token);
+
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    started.push(
+      launch('etcd', binaries.etcd, [
+        `--data-dir=${layout.etcdData}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+      ], layout.etcdData, layout.etcdLog, options.detached ?? false),
+    );
+    started.push(
+      launch('kube-apiserver', binaries.kubeApiserver, [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        '--insecure-port=0',
+        `--cert-dir=${layout.certs}`,
+        `--token-auth-file=${layout.tokens}`,
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-key-file=${layout.serviceAccountPub}`,
+        `--service-account-signing-key-file=${layout.serviceAccountKey}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--enable-admission-plugins=NamespaceLifecycle',
+      ], layout.certs, layout.apiserverLog, options.detached ?? false),
+    );
+    await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
+    return {
+      kubeconfigPath: layout.kubeconfig,
+      server,
+      token,
+      dataDir,
+      processes: started,
+      stop: () => stopControlPlane({ dataDir, processes: started }),
+      stopNow,
+    };
+  } catch (error) {
+    stopNow();
+    throw error;
+  }
+}
+
+/** Stop what a control plane started (possibly by another process: `okt cluster down`). */
+export async function stopControlPlane(plane: { dataDir: string; processes: readonly ProcessRecord[] }): Promise<void> {
+  // The API server first, so it does not log a storm of etcd errors on its way down.
+  for (const record of [...plane.processes].reverse()) await stopProcess(record);
+  rmSync(plane.dataDir, { recursive: true, force: true });
+}
+
+function requireBinaries(): Binaries {
+  const binaries = findBinaries();
+  if (!binaries) throw new Error('etcd or kube-apiserver is missing: run `npx okt cluster provision`');
+  return binaries;
+}
+
+function launch(name: string, executable: string, args: string[], marker: string, logPath: string, detached: boolean): ProcessRecord {
+  const log = openSync(logPath, 'a');
+  try {
+    const child = spawn(executable, args, { stdio: ['ignore', log, log], detached });
+    if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
+    if (detached) child.unref();
+    const markerArg = args.find((a) => a.endsWith(`=${marker}`));
+    if (!markerArg) throw new Error(`no argument of ${name} names ${marker}`);
+    return { name, pid: child.pid, executable, marker: markerArg };
+  } finally {
+    closeSync(log);
+  }
+}
+
+function writeSecrets(layout: ReturnType<typeof controlPlaneLayout>, token: string): void {
+  mkdirSync(layout.certs, { recursive: true, mode: 0o700 });
+  mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
+  writeFileSync(layout.tokens, `${token},admin,1,"system:masters"\n`, { mode: 0o600 });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  });
+  writeFileSync(layout.serviceAccountKey, privateKey, { mode: 0o600 });
+  writeFileSync(layout.serviceAccountPub, publicKey);
+}
+
+/** Loopback only, so skipping TLS verification of the self-signed serving certificate is fine. */
+function writeKubeconfig(path: string, server: string, token: string): void {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'okt', cluster: { server, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'okt-admin', user: { token } }],
+    contexts: [{ name: 'okt', context: { cluster: 'okt', user: 'okt-admin', namespace: 'default' } }],
+    'current-context': 'okt',
+  };
+  writeFileSync(path, stringify(config), { mode: 0o600 });
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  // Hold all listeners open together so the ports differ from each other.
+  const servers = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+        const s = createServer();
+        s.once('error', reject);
+        s.listen(0, '127.0.0.1', () => resolve(s));
+      }),
+    ),
+  );
+  const ports = servers.map((s) => {
+    const address = s.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP port');
+    return address.port;
+  });
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/** GET /readyz with the token: the HTTP status, or undefined when nothing answers yet. */
+export function readyzStatus(server: string, token: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = request(`${server}/readyz`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitReady(
+  server: string,
+  token: string,
+  started: readonly ProcessRecord[],
+  layout: ReturnType<typeof controlPlaneLayout>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const logs: Record<string, string> = { etcd: layout.etcdLog, 'kube-apiserver': layout.apiserverLog };
+  for (;;) {
+    if ((await readyzStatus(server, token)) === 200) return;
+    const dead = started.find((record) => !isStillOurs(record));
+    if (dead) {
+      const log = logs[dead.name] ?? '';
+      throw new Error(`${dead.name} exited before the API server was ready; last lines of its log:\n${tailOf(log, 20)}`);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `kube-apiserver not ready on ${server}/readyz after ${timeoutMs / 1000} s; last lines of its log:\n${tailOf(layout.apiserverLog, 20)}`,
+      );
+    }
+    await sleep(200);
+  }
+}

@@ -1,0 +1,14 @@
+export { startControlPlane, stopControlPlane, readyzStatus, type ControlPlane, type StartOptions } from './control-plane.ts';
+export { provision, findBinaries, ProvisionError, type Binaries, type ProvisionOptions } from './provision.ts';
+export {
+  localClusterUp,
+  localClusterDown,
+  readLocalState,
+  isLocalClusterUp,
+  kubeconfigExport,
+  localStatePath,
+  type LocalClusterState,
+  type UpResult,
+} from './local.ts';
+export { cacheDir, apiserverBinaryPath, provisionLogPath } from './paths.ts';
+export type { ProcessRecord } from './processes.ts';

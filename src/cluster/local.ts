@@ -1,0 +1,81 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { readyzStatus, startControlPlane, stopControlPlane, type StartOptions } from './control-plane.ts';
+import { clusterStateDir } from './paths.ts';
+import { isStillOurs } from './processes.ts';
+
+// The one control plane per user that `okt cluster up` leaves running and `okt cluster down` stops.
+
+const LocalClusterState = z.object({
+  kubeconfigPath: z.string(),
+  server: z.string(),
+  token: z.string(),
+  dataDir: z.string(),
+  startedAt: z.string(),
+  processes: z.array(z.object({ name: z.string(), pid: z.number().int().positive(), executable: z.string(), marker: z.string() })),
+});
+export type LocalClusterState = z.infer<typeof LocalClusterState>;
+
+export function localStatePath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(clusterStateDir(env), 'state.json');
+}
+
+export function readLocalState(env: NodeJS.ProcessEnv = process.env): LocalClusterState | undefined {
+  const path = localStatePath(env);
+  if (!existsSync(path)) return undefined;
+  const parsed = LocalClusterState.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  if (!parsed.success) throw new Error(`${path} is not an okt control-plane state file: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+function writeLocalState(state: LocalClusterState, env: NodeJS.ProcessEnv): void {
+  const path = localStatePath(env);
+  mkdirSync(clusterStateDir(env), { recursive: true });
+  writeFileSync(`${path}.partial`, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  renameSync(`${path}.partial`, path);
+}
+
+/** Whether the recorded control plane still runs (both processes are ours) and answers /readyz. */
+export async function isLocalClusterUp(state: LocalClusterState): Promise<boolean> {
+  return state.processes.every(isStillOurs) && (await readyzStatus(state.server, state.token)) === 200;
+}
+
+export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind: 'started'; state: LocalClusterState };
+
+/** Start the user's control plane, detached, unless it is already up. */
+export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
+  const previous = readLocalState(env);
+  if (previous && (await isLocalClusterUp(previous))) return { kind: 'already-up', state: previous };
+  if (previous) await localClusterDown(env); // half dead: clean up what is left
+  const plane = await startControlPlane({ ...options, detached: true });
+  const state: LocalClusterState = {
+    kubeconfigPath: plane.kubeconfigPath,
+    server: plane.server,
+    token: plane.token,
+    dataDir: plane.dataDir,
+    startedAt: new Date().toISOString(),
+    processes: [...plane.processes],
+  };
+  try {
+    writeLocalState(state, env);
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
+  return { kind: 'started', state };
+}
+
+/** Stop the user's control plane; returns what was stopped, or undefined when none was recorded. */
+export async function localClusterDown(env: NodeJS.ProcessEnv = process.env): Promise<LocalClusterState | undefined> {
+  const state = readLocalState(env);
+  if (!state) return undefined;
+  await stopControlPlane(state);
+  rmSync(localStatePath(env), { force: true });
+  return state;
+}
+
+/** `export KUBECONFIG='…'`, quoted for POSIX shells. */
+export function kubeconfigExport(kubeconfigPath: string): string {
+  return `export KUBECONFIG='${kubeconfigPath.replaceAll("'", `'\\''`)}'`;
+}

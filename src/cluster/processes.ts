@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * A process okt started, with what identifies it beyond its pid (pids get reused): the executable it
+ * ran and one argument unique to this control plane (its data dir appears in it).
+ */
+export interface ProcessRecord {
+  name: string;
+  pid: number;
+  executable: string;
+  marker: string;
+}
+
+/** The argv of a running process, or undefined when it is gone (a zombie has none either). */
+function argvOf(pid: number): string[] | undefined {
+  if (existsSync('/proc/self/cmdline')) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      return argv.length > 0 ? argv : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const line = execFileSync('ps', ['-p', String(pid), '-o', 'args='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return line.trim() ? line.trim().split(/\s+/) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the pid still runs the process okt started (same executable, same marker argument). */
+export function isStillOurs(record: ProcessRecord): boolean {
+  const argv = argvOf(record.pid);
+  return argv !== undefined && argv[0] === record.executable && argv.includes(record.marker);
+}
+
+/**
+ * Stop a process okt started: SIGTERM, then SIGKILL after a grace period. Does nothing when the pid
+ * no longer runs that process. Returns whether it signalled anything.
+ */
+export async function stopProcess(record: ProcessRecord, graceMs = 10_000): Promise<boolean> {
+  if (!isStillOurs(record)) return false;
+  signal(record.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isStillOurs(record)) {
+    if (Date.now() > deadline) {
+      signal(record.pid, 'SIGKILL');
+      await sleep(200);
+      break;
+    }
+    await sleep(100);
+  }
+  return true;
+}
+
+/** For exit handlers, where nothing asynchronous runs any more. */
+export function killNow(record: ProcessRecord): void {
+  if (isStillOurs(record)) signal(record.pid, 'SIGKILL');
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}

@@ -1,0 +1,281 @@
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { apiserverBinaryPath, cacheDir, provisionLogPath } from './paths.ts';
+import { acquireLock } from './lock.ts';
+import { CommandError, runLogged, which } from './run.ts';
+
+/** okt cannot provision on this machine; the message says what to do instead. */
+export class ProvisionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProvisionError';
+  }
+}
+
+export interface Binaries {
+  etcd: string;
+  kubeApiserver: string;
+}
+
+export interface ProvisionOptions {
+  /** One line per step, for humans. Default: stderr. */
+  progress?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+const SYSTEM_DIRS = ['/usr/bin', '/usr/local/bin', '/usr/sbin'];
+const REFLECT2_FIXED = '/usr/share/gocode/src/github.com/modern-go/reflect2';
+const RUNTIME_PACKAGES = ['etcd-server'];
+const BUILD_PACKAGES = [
+  'golang-go',
+  'golang-github-modern-go-reflect2-dev',
+  'dpkg-dev',
+  'rsync',
+  'jq',
+  'make',
+  'openssl',
+];
+
+/** The binaries if both are already there (the cached kube-apiserver and an etcd on PATH). */
+export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | undefined {
+  const etcd = which('etcd', SYSTEM_DIRS);
+  const kubeApiserver = apiserverBinaryPath(env);
+  return etcd && existsSync(kubeApiserver) ? { etcd, kubeApiserver } : undefined;
+}
+
+/**
+ * Make etcd and kube-apiserver available: install Debian's etcd-server, and build kube-apiserver once
+ * from Debian's `kubernetes` source package into the okt cache. A second call returns at once.
+ */
+export async function provision(options: ProvisionOptions = {}): Promise<Binaries> {
+  const env = options.env ?? process.env;
+  const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const ready = findBinaries(env);
+  if (ready) return ready;
+
+  const needsBuild = !existsSync(apiserverBinaryPath(env));
+  const packages = [...RUNTIME_PACKAGES, ...(needsBuild ? BUILD_PACKAGES : [])];
+  refuseUnlessAble(packages, env);
+
+  mkdirSync(cacheDir(env), { recursive: true });
+  const release = await acquireLock(join(cacheDir(env), 'provision.lock'), (pid) =>
+    progress(`okt cluster: another provisioning (pid ${pid}) is running; waiting for it`),
+  );
+  try {
+    const again = findBinaries(env);
+    if (again) return again;
+    const logPath = provisionLogPath(env);
+    writeFileSync(logPath, `okt provisioning started ${new Date().toISOString()}\n`);
+    progress(`okt cluster: provisioning a control plane (log: ${logPath})`);
+    const steps = new Steps(progress, needsBuild ? 7 : 2);
+    try {
+      const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+      const missing = packages.filter((p) => !isInstalled(p));
+      const addedSources = needsBuild ? await steps.run('enabling Debian source packages (deb-src)', () => enableDebSrc()) : false;
+      if (missing.length > 0 || addedSources) {
+        await steps.run(`installing ${missing.join(' ') || 'nothing new'} with apt-get`, async () => {
+          await runLogged('apt-get', ['update'], { env: aptEnv, logPath });
+          if (missing.length > 0) {
+            await runLogged('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env: aptEnv, logPath });
+          }
+        });
+      } else {
+        steps.skip('apt packages already installed');
+      }
+      if (needsBuild) await buildApiserver(steps, logPath, env);
+    } catch (error) {
+      if (error instanceof CommandError) {
+        throw new ProvisionError(
+          `${error.message}\n--- last lines of ${error.logPath} ---\n${error.logTail}\n--- full log: ${error.logPath}`,
+        );
+      }
+      throw error;
+    }
+    const binaries = findBinaries(env);
+    if (!binaries) throw new ProvisionError(`provisioning finished but etcd or ${apiserverBinaryPath(env)} is missing`);
+    progress(`okt cluster: control plane ready to start (${steps.totalSeconds()} s)`);
+    return binaries;
+  } finally {
+    release();
+  }
+}
+
+async function buildApiserver(steps: Steps, logPath: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const buildDir = join(cacheDir(env), 'build');
+  rmSync(buildDir, { recursive: true, force: true });
+  mkdirSync(buildDir, { recursive: true });
+  const sourceDir = join(buildDir, 'kubernetes');
+
+  await steps.run('downloading the Debian source package `kubernetes` (~34 MB)', () =>
+    runLogged('apt-get', ['source', '--download-only', 'kubernetes'], { cwd: buildDir, logPath }),
+  );
+  const dsc = readdirSync(buildDir).find((f) => f.startsWith('kubernetes_') && f.endsWith('.dsc'));
+  if (!dsc) throw new ProvisionError(`apt-get source did not leave a kubernetes_*.dsc in ${buildDir}`);
+  const upstream = upstreamVersion(dsc);
+
+  await steps.run(`unpacking kubernetes ${upstream}`, () =>
+    runLogged('dpkg-source', ['--no-check', '-x', dsc, 'kubernetes'], { cwd: buildDir, logPath }),
+  );
+  await steps.run('replacing vendored modern-go/reflect2 (crashes under Go >= 1.18) with Debian\'s 1.0.2', async () =>
+    replaceReflect2(sourceDir),
+  );
+
+  // The Makefile generates code (openapi, deepcopy) that a bare `go build` lacks; it wants the tree at
+  // $GOPATH/src/k8s.io/kubernetes, as Debian's own rules arrange.
+  const gopath = join(buildDir, 'gopath');
+  mkdirSync(join(gopath, 'src', 'k8s.io'), { recursive: true });
+  const linked = join(gopath, 'src', 'k8s.io', 'kubernetes');
+  symlinkSync(sourceDir, linked);
+  const buildEnv = {
+    ...env,
+    GOPATH: gopath,
+    GOCACHE: join(buildDir, 'go-cache'),
+    CGO_ENABLED: '0',
+    KUBE_GIT_VERSION: `v${upstream}`,
+    KUBE_GIT_TREE_STATE: 'clean',
+  };
+  await steps.run('building kube-apiserver (about 4-8 minutes on 2 cores)', () =>
+    runLogged('make', ['WHAT=cmd/kube-apiserver'], { cwd: linked, env: buildEnv, logPath }),
+  );
+  await steps.run('caching the binary', async () => {
+    const built = join(sourceDir, '_output', 'bin', 'kube-apiserver');
+    if (!existsSync(built)) throw new ProvisionError(`make succeeded but ${built} is missing`);
+    installAtomically(built, apiserverBinaryPath(env));
+    rmSync(buildDir, { recursive: true, force: true });
+  });
+}
+
+/** `kubernetes_1.20.5+really1.20.2-1.1+deb12u1.dsc` -> `1.20.2`. */
+export function upstreamVersion(dscName: string): string {
+  const version = dscName.replace(/^kubernetes_/, '').replace(/\.dsc$/, '');
+  const upstream = version.replace(/^\d+:/, '').replace(/-[^-]+$/, '');
+  return upstream.includes('really') ? upstream.slice(upstream.lastIndexOf('really') + 'really'.length) : upstream;
+}
+
+function replaceReflect2(sourceDir: string): void {
+  const vendored = join(sourceDir, 'vendor', 'github.com', 'modern-go', 'reflect2');
+  if (!existsSync(REFLECT2_FIXED)) throw new ProvisionError(`${REFLECT2_FIXED} is missing (package golang-github-modern-go-reflect2-dev)`);
+  if (!existsSync(vendored)) throw new ProvisionError(`${vendored} is missing in the kubernetes source`);
+  const isSource = (f: string) => (f.endsWith('.go') || f.endsWith('.s')) && !f.endsWith('_test.go');
+  for (const f of readdirSync(vendored).filter(isSource)) rmSync(join(vendored, f));
+  for (const f of readdirSync(REFLECT2_FIXED).filter(isSource)) copyFileSync(join(REFLECT2_FIXED, f), join(vendored, f));
+}
+
+/** Copy then rename in the same directory, so an interrupted run never leaves half a binary behind. */
+function installAtomically(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  const partial = `${to}.partial-${process.pid}`;
+  copyFileSync(from, partial);
+  chmodSync(partial, 0o755);
+  renameSync(partial, to);
+}
+
+function refuseUnlessAble(packages: readonly string[], env: NodeJS.ProcessEnv): void {
+  const reasons: string[] = [];
+  if (process.platform !== 'linux') reasons.push(`this is ${process.platform}, not Linux`);
+  else if (!which('apt-get', SYSTEM_DIRS)) reasons.push('apt-get is not available (not a Debian-like system)');
+  else if (process.getuid?.() !== 0) reasons.push('it does not run as root (apt-get install needs root)');
+  if (reasons.length === 0) return;
+  throw new ProvisionError(
+    [
+      `okt cannot provision a control plane here: ${reasons.join('; ')}.`,
+      'Either install it by hand:',
+      `  - etcd (Debian: apt-get install ${packages.join(' ')}), on PATH;`,
+      `  - a kube-apiserver binary (v1.20 or later) at ${apiserverBinaryPath(env)}`,
+      '    (build recipe: README.md, section "Control plane"; or run `sudo npx okt cluster provision`);',
+      'or point okt at an existing cluster instead:',
+      '  - export OKT_E2E_KUBECONFIG=/path/to/kubeconfig   (the end-to-end tests use it instead of starting one)',
+      '  - export KUBECONFIG=/path/to/kubeconfig           (okt commands)',
+    ].join('\n'),
+  );
+}
+
+function isInstalled(pkg: string): boolean {
+  try {
+    return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes(
+      'install ok installed',
+    );
+  } catch {
+    return false;
+  }
+}
+
+const SOURCES_DIR = '/etc/apt/sources.list.d';
+const OKT_SOURCES = join(SOURCES_DIR, 'okt-deb-src.sources');
+const OKT_LIST = join(SOURCES_DIR, 'okt-deb-src.list');
+
+/**
+ * Add deb-src entries mirroring the existing deb ones, in okt's own files (the system's files stay as
+ * they are). Returns whether anything was added.
+ */
+function enableDebSrc(): boolean {
+  const files = [
+    ...(existsSync('/etc/apt/sources.list') ? ['/etc/apt/sources.list'] : []),
+    ...(existsSync(SOURCES_DIR) ? readdirSync(SOURCES_DIR).map((f) => join(SOURCES_DIR, f)) : []),
+  ];
+  const deb822: string[] = [];
+  const oneLine: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    if (file.endsWith('.sources')) {
+      for (const stanza of text.split(/\n\s*\n/)) {
+        const types = /^Types:(.*)$/m.exec(stanza)?.[1]?.trim().split(/\s+/) ?? [];
+        if (types.includes('deb-src')) return false;
+        if (types.includes('deb')) deb822.push(stanza.replace(/^Types:.*$/m, 'Types: deb-src').trim());
+      }
+    } else if (file.endsWith('.list') || file === '/etc/apt/sources.list') {
+      for (const line of text.split('\n')) {
+        if (/^\s*deb-src\s/.test(line)) return false;
+        if (/^\s*deb\s/.test(line)) oneLine.push(line.replace(/^\s*deb\s/, 'deb-src '));
+      }
+    }
+  }
+  if (deb822.length === 0 && oneLine.length === 0) {
+    throw new ProvisionError('no apt sources found to mirror as deb-src; enable deb-src by hand and retry');
+  }
+  const header = '# Added by okt (npx okt cluster provision): source packages, to build kube-apiserver.\n';
+  if (deb822.length > 0) writeFileSync(OKT_SOURCES, header + deb822.join('\n\n') + '\n');
+  if (oneLine.length > 0) writeFileSync(OKT_LIST, header + oneLine.join('\n') + '\n');
+  return true;
+}
+
+class Steps {
+  private done = 0;
+  private readonly started = Date.now();
+  private readonly progress: (line: string) => void;
+  private readonly total: number;
+  constructor(progress: (line: string) => void, total: number) {
+    this.progress = progress;
+    this.total = total;
+  }
+
+  async run<T>(title: string, work: () => T | Promise<T>): Promise<T> {
+    this.done += 1;
+    const t0 = Date.now();
+    this.progress(`okt cluster: [${this.done}/${this.total}] ${title} ...`);
+    const result = await work();
+    this.progress(`okt cluster: [${this.done}/${this.total}] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return result;
+  }
+
+  skip(title: string): void {
+    this.done += 1;
+    this.progress(`okt cluster: [${this.done}/${this.total}] ${title}`);
+  }
+
+  totalSeconds(): string {
+    return ((Date.now() - this.started) / 1000).toFixed(0);
+  }
+}
