@@ -1,0 +1,21 @@
+import { defineGraph } from '../src/graph/index.ts';
+
+/** The seed's database lifecycle: Start -> Running <-> Servicing -> End, or Running -> Stopping -> End. */
+export const databaseGraph = defineGraph({
+  name: 'database',
+  description: 'The lifecycle of a database server.',
+  entry: 'Start',
+  nodes: {
+    Start: { children: ['Running'], description: 'The database is being started; once up, go to Running.' },
+    Running: {
+      children: ['Servicing', 'Stopping'],
+      description: 'Accepting clients; stable until a go-to Servicing or go-to Stopping event.',
+    },
+    Servicing: {
+      children: ['Running', 'End'],
+      description: 'A backup or a configuration change in progress; then back to Running, or End.',
+    },
+    Stopping: { children: ['End'], description: 'Every client must disconnect.' },
+    End: { description: 'The service is gone.' },
+  },
+});

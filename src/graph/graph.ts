@@ -1,0 +1,161 @@
+import { GraphDefinitionError } from './problems.ts';
+import { graphDataSchema, type GraphData, type NodeData } from './schema.ts';
+import { resolveGraph, type ResolvedNode } from './validate.ts';
+
+export interface GraphNode<S extends string = string> {
+  readonly name: S;
+  readonly description: string;
+  /** Effective priority order: triggers first, then the declared children; the last is the default. */
+  readonly children: readonly S[];
+  readonly defaultChild: S | undefined;
+  readonly triggers: readonly S[];
+  readonly isLeaf: boolean;
+  /** The entry node and the leaves have no action; every other node has exactly one. */
+  readonly hasAction: boolean;
+}
+
+export interface Graph<S extends string = string> {
+  readonly name: string;
+  readonly description: string;
+  readonly entry: S;
+  readonly nodeNames: readonly S[];
+  node(name: S): GraphNode<S>;
+  has(name: string): name is S;
+  /** Plain, JSON-able data; loadGraph(graph.toData()) gives an equal graph. */
+  toData(): GraphData;
+}
+
+/** The union of a graph's state names: `StateOf<typeof databaseGraph>`. */
+export type StateOf<G> = G extends Graph<infer S> ? S : never;
+
+export interface NodeDefinition<S extends string> {
+  /** Ordinary children in priority order; the last one is the default child. */
+  readonly children?: readonly NoInfer<S>[];
+  /** Debranching children (to an error manager, say): tried before every ordinary child. */
+  readonly triggers?: readonly NoInfer<S>[];
+  readonly description?: string;
+  /** Optional, for documentation: must agree with the rule (false on the entry and leaves, true elsewhere). */
+  readonly action?: boolean;
+}
+
+export interface GraphDefinition<S extends string> {
+  readonly name: string;
+  readonly entry: NoInfer<S>;
+  readonly description?: string;
+  readonly nodes: { readonly [K in S]: NodeDefinition<S> };
+}
+
+/**
+ * Defines a graph in code. State names are inferred from the keys of `nodes` as a literal union, so a
+ * misspelt child, entry, or later `desiredState` is a compile error. Throws GraphDefinitionError
+ * listing every problem.
+ */
+export function defineGraph<const S extends string>(definition: GraphDefinition<S>): Graph<S> {
+  return loadGraph(definition) as Graph<S>;
+}
+
+/** Loads a graph from plain data (JSON/YAML) through the zod schema. Throws GraphDefinitionError. */
+export function loadGraph(data: unknown): Graph<string> {
+  const parsed = graphDataSchema.safeParse(data);
+  if (!parsed.success) {
+    const name = typeof (data as { name?: unknown } | null)?.name === 'string' ? (data as { name: string }).name : undefined;
+    const problems = parsed.error.issues.map((issue) => ({
+      code: 'schema' as const,
+      path: issue.path,
+      message: `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`,
+    }));
+    throw new GraphDefinitionError(name, problems, parsed.error.issues);
+  }
+  const resolution = resolveGraph(parsed.data);
+  if (!resolution.ok) throw new GraphDefinitionError(parsed.data.name, resolution.problems);
+  return new ValidGraph(parsed.data.name, parsed.data.description ?? '', resolution.entry, resolution.nodes);
+}
+
+/**
+ * The integer form every hot path works on: node i is `names[i]`; its children, in effective
+ * priority order, are `children[childStart[i] .. childStart[i+1])` (the last one is the default).
+ */
+export interface GraphTable {
+  readonly names: readonly string[];
+  readonly ids: ReadonlyMap<string, number>;
+  readonly entry: number;
+  readonly childStart: Int32Array;
+  readonly children: Int32Array;
+}
+
+const tables = new WeakMap<Graph<string>, GraphTable>();
+
+/** The precomputed integer table of a graph made by defineGraph/loadGraph. */
+export function graphTable(graph: Graph<string>): GraphTable {
+  const table = tables.get(graph);
+  if (table === undefined) throw new TypeError('not a graph made by defineGraph or loadGraph');
+  return table;
+}
+
+class ValidGraph implements Graph<string> {
+  readonly name: string;
+  readonly description: string;
+  readonly entry: string;
+  readonly nodeNames: readonly string[];
+  readonly #nodes: ReadonlyMap<string, GraphNode<string>>;
+
+  constructor(name: string, description: string, entry: string, resolved: readonly ResolvedNode[]) {
+    this.name = name;
+    this.description = description;
+    this.entry = entry;
+    this.nodeNames = Object.freeze(resolved.map((n) => n.name));
+    this.#nodes = new Map(
+      resolved.map((n) => {
+        const isLeaf = n.children.length === 0;
+        const node: GraphNode<string> = Object.freeze({
+          name: n.name,
+          description: n.description,
+          children: Object.freeze([...n.children]),
+          defaultChild: n.children[n.children.length - 1],
+          triggers: Object.freeze([...n.triggers]),
+          isLeaf,
+          hasAction: !isLeaf && n.name !== entry,
+        });
+        return [n.name, node];
+      }),
+    );
+    tables.set(this, buildTable(this.nodeNames, entry, resolved));
+    Object.freeze(this);
+  }
+
+  node(name: string): GraphNode<string> {
+    const node = this.#nodes.get(name);
+    if (node === undefined) throw new RangeError(`graph "${this.name}" has no node "${name}"`);
+    return node;
+  }
+
+  has(name: string): name is string {
+    return this.#nodes.has(name);
+  }
+
+  toData(): GraphData {
+    const nodes = this.nodeNames.map((name): NodeData => {
+      const node = this.node(name);
+      const data: { -readonly [K in keyof NodeData]: NodeData[K] } = { name };
+      if (node.description !== '') data.description = node.description;
+      if (node.triggers.length > 0) data.triggers = [...node.triggers];
+      if (!node.isLeaf) data.children = node.children.slice(node.triggers.length);
+      return data;
+    });
+    const description = this.description === '' ? {} : { description: this.description };
+    return { name: this.name, ...description, entry: this.entry, nodes };
+  }
+}
+
+function buildTable(names: readonly string[], entry: string, resolved: readonly ResolvedNode[]): GraphTable {
+  const ids = new Map(names.map((name, i) => [name, i]));
+  const childStart = new Int32Array(names.length + 1);
+  const children = new Int32Array(resolved.reduce((sum, n) => sum + n.children.length, 0));
+  let at = 0;
+  resolved.forEach((node, i) => {
+    childStart[i] = at;
+    for (const child of node.children) children[at++] = ids.get(child) ?? -1;
+  });
+  childStart[names.length] = at;
+  return Object.freeze({ names, ids, entry: ids.get(entry) ?? -1, childStart, children });
+}

@@ -1,0 +1,29 @@
+import type { Graph } from './graph.ts';
+
+/**
+ * A Mermaid state diagram. Nodes get short ids (names may hold '.', '/' or '-', which Mermaid ids
+ * do not allow); each edge is labelled with its priority, and "trigger" or "default".
+ */
+export function renderMermaid(graph: Graph): string {
+  const id = new Map(graph.nodeNames.map((name, i) => [name, `s${i}`]));
+  const lines = ['---', `title: ${oneLine(graph.name)}`, '---', 'stateDiagram-v2'];
+  for (const name of graph.nodeNames) {
+    lines.push(`  state "${name}" as ${id.get(name)}`);
+    const description = graph.node(name).description;
+    if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
+  }
+  lines.push(`  [*] --> ${id.get(graph.entry)}`);
+  for (const name of graph.nodeNames) {
+    const node = graph.node(name);
+    node.children.forEach((child, i) => {
+      const role = i < node.triggers.length ? ' trigger' : child === node.defaultChild ? ' default' : '';
+      lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}`);
+    });
+    if (node.isLeaf) lines.push(`  ${id.get(name)} --> [*]`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/[:;#]/g, ' ').trim();
+}

@@ -1,0 +1,145 @@
+import { conditionTypeProblem, RESERVED_NAMES } from './names.ts';
+import type { GraphProblem } from './problems.ts';
+import type { GraphData } from './schema.ts';
+
+/** A node once validated: `children` in effective priority order (triggers first, default last). */
+export interface ResolvedNode {
+  readonly name: string;
+  readonly description: string;
+  readonly children: readonly string[];
+  readonly triggers: readonly string[];
+}
+
+export type Resolution =
+  | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[] }
+  | { readonly ok: false; readonly problems: readonly GraphProblem[] };
+
+/**
+ * Effective order: triggers (the debranching events, e.g. to an error manager) come first, then the
+ * declared children; the last declared child is the default. Triggers thus win over every ordinary
+ * child, which is how OKT's own reconciliation graph lists ErrorManager and GiveupManager.
+ */
+export function effectiveChildren(node: { children?: readonly string[]; triggers?: readonly string[] }): string[] {
+  return [...(node.triggers ?? []), ...(node.children ?? [])];
+}
+
+/** Checks every rule at once and returns all problems, or the resolved nodes when there are none. */
+export function resolveGraph(data: GraphData): Resolution {
+  const problems: GraphProblem[] = [];
+  const report = (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) =>
+    problems.push(node === undefined ? { code, path, message } : { code, node, path, message });
+
+  const index = new Map<string, number>();
+  data.nodes.forEach((node, i) => {
+    const where: PropertyKey[] = ['nodes', i, 'name'];
+    const nameProblem = conditionTypeProblem(node.name);
+    if (nameProblem !== undefined) report('invalid-name', node.name, where, `node "${node.name}": name ${nameProblem}`);
+    if (RESERVED_NAMES.includes(node.name)) {
+      report('reserved-name', node.name, where, `node "${node.name}": name is reserved (${RESERVED_NAMES.join(', ')} are used by okt itself)`);
+    }
+    if (index.has(node.name)) report('duplicate-node', node.name, where, `node "${node.name}": defined more than once`);
+    else index.set(node.name, i);
+  });
+
+  const edges = data.nodes.map((node, i) => {
+    const seen = new Set<string>();
+    const known: number[] = [];
+    for (const list of ['triggers', 'children'] as const) {
+      (node[list] ?? []).forEach((child, j) => {
+        const where = ['nodes', i, list, j];
+        const kind = list === 'triggers' ? 'trigger' : 'child';
+        if (seen.has(child)) report('duplicate-child', node.name, where, `node "${node.name}": ${kind} "${child}" is listed more than once`);
+        seen.add(child);
+        const target = index.get(child);
+        if (target === undefined) report('unknown-child', node.name, where, `node "${node.name}": ${kind} "${child}" is not a node of the graph`);
+        else known.push(target);
+      });
+    }
+    if ((node.triggers ?? []).length > 0 && (node.children ?? []).length === 0) {
+      report('triggers-without-default', node.name, ['nodes', i, 'children'], `node "${node.name}": has triggers but no children, so no default child (a trigger cannot be the default)`);
+    }
+    return known;
+  });
+
+  const entry = findEntry(data, index, edges, report);
+  const isLeaf = (i: number) => (data.nodes[i]?.children ?? []).length === 0 && (data.nodes[i]?.triggers ?? []).length === 0;
+
+  if (entry !== undefined) {
+    const reached = reach([entry], (i) => edges[i] ?? []);
+    data.nodes.forEach((node, i) => {
+      if (!reached.has(i) && index.get(node.name) === i) {
+        report('unreachable', node.name, ['nodes', i], `node "${node.name}": unreachable from the entry node "${data.nodes[entry]?.name}"`);
+      }
+    });
+  }
+
+  const parents = data.nodes.map((): number[] => []);
+  edges.forEach((targets, from) => targets.forEach((to) => parents[to]?.push(from)));
+  const leaves = data.nodes.flatMap((_, i) => (isLeaf(i) ? [i] : []));
+  const reachesLeaf = reach(leaves, (i) => parents[i] ?? []);
+  data.nodes.forEach((node, i) => {
+    if (!reachesLeaf.has(i) && index.get(node.name) === i) {
+      report('trap', node.name, ['nodes', i], `node "${node.name}": no leaf is reachable from it, a run entering it could never end`);
+    }
+  });
+
+  data.nodes.forEach((node, i) => {
+    if (node.action === undefined) return;
+    const where = ['nodes', i, 'action'];
+    if (i === entry && node.action) report('action-on-entry', node.name, where, `node "${node.name}": the entry node has no action`);
+    else if (isLeaf(i) && node.action) report('action-on-leaf', node.name, where, `node "${node.name}": a leaf has no action (entering it ends the run)`);
+    else if (i !== entry && !isLeaf(i) && !node.action) {
+      report('missing-action', node.name, where, `node "${node.name}": every node other than the entry and the leaves has an action`);
+    }
+  });
+
+  if (problems.length > 0 || entry === undefined) return { ok: false, problems };
+  return {
+    ok: true,
+    entry: data.nodes[entry]?.name ?? '',
+    nodes: data.nodes.map((node) => ({
+      name: node.name,
+      description: node.description ?? '',
+      children: effectiveChildren(node),
+      triggers: node.triggers ?? [],
+    })),
+  };
+}
+
+/** The entry node's index: the declared one, or else the only node nothing points to. */
+function findEntry(
+  data: GraphData,
+  index: ReadonlyMap<string, number>,
+  edges: readonly (readonly number[])[],
+  report: (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) => void,
+): number | undefined {
+  if (data.entry !== undefined) {
+    const entry = index.get(data.entry);
+    if (entry === undefined) report('unknown-entry', data.entry, ['entry'], `entry "${data.entry}" is not a node of the graph`);
+    return entry;
+  }
+  const pointedTo = new Set(edges.flat());
+  const roots = [...index.values()].filter((i) => !pointedTo.has(i));
+  if (roots.length === 1) return roots[0];
+  if (roots.length === 0) {
+    report('no-entry', undefined, ['entry'], 'no entry node: every node is the child of another; name one with "entry"');
+  } else {
+    const names = roots.map((i) => `"${data.nodes[i]?.name}"`).join(', ');
+    report('several-entries', undefined, ['entry'], `several entry nodes (${names}): no node points to them; name the entry with "entry"`);
+  }
+  return undefined;
+}
+
+function reach(starts: readonly number[], next: (i: number) => readonly number[]): Set<number> {
+  const seen = new Set(starts);
+  const queue = [...starts];
+  for (let head = 0; head < queue.length; head++) {
+    for (const n of next(queue[head] ?? -1)) {
+      if (!seen.has(n)) {
+        seen.add(n);
+        queue.push(n);
+      }
+    }
+  }
+  return seen;
+}
