@@ -1,1 +1,8 @@
 export const version = '0.1.0';
+
+// The lifecycle-graph core: define and validate (graph), decide and trace (machine), plan (plan).
+export * from './graph/index.ts';
+export * from './machine/index.ts';
+export * from './plan/index.ts';
+export { databaseGraph } from '../graphs/database.ts';
+export { reconciliationGraph } from '../graphs/reconciliation.ts';

@@ -1,0 +1,2 @@
+export { createPlanner } from './planner.ts';
+export type { Planner, PlanStep } from './planner.ts';
