@@ -1,0 +1,162 @@
+// The sidecar's configuration file (YAML or JSON): where to listen, the token, the journal, and per
+// graph the action of each node and the probe. Strings may use ${NAME} or ${NAME:-default}, taken from
+// the sidecar's environment, so one file serves several machines.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { DEFAULT_STATE_EVENT, EventNameSchema, GraphNameSchema, NodeNameSchema } from '../src/sidecar-client/protocol.ts';
+
+const StatusKeySchema = z.string().regex(/^\d{1,3}$/, 'an exit code or an HTTP status');
+const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string());
+const HeadersSchema = z.record(z.string().min(1), z.string());
+
+const CommandSchema = z.strictObject({
+  argv: z.array(z.string()).min(1, 'argv needs at least the program'),
+  env: EnvSchema.default({}),
+  cwd: z.string().optional().describe('Default: the directory of the config file.'),
+});
+const HttpCallSchema = z.strictObject({
+  url: z.url(),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+  headers: HeadersSchema.default({}),
+});
+const ModuleSchema = z.strictObject({
+  path: z.string().min(1).describe('A .ts/.js/.mjs file, relative to the config file.'),
+  export: z.string().default('default'),
+});
+
+const ActionCommonShape = {
+  timeoutMs: z.number().int().positive().default(600_000),
+  onSuccess: z
+    .array(EventNameSchema)
+    .default([DEFAULT_STATE_EVENT])
+    .describe('Events raised by a successful action that raised none itself.'),
+  onFailure: EventNameSchema.optional().describe('Event raised when the action fails; the operation then succeeds.'),
+  idempotent: z.boolean().default(false).describe('Re-run the action when a crash interrupted it.'),
+};
+
+export const ActionSchema = z.union([
+  z.strictObject({ command: CommandSchema, ...ActionCommonShape }),
+  z.strictObject({
+    http: HttpCallSchema.extend({
+      statusEvents: z.record(StatusKeySchema, z.array(EventNameSchema)).default({}),
+    }),
+    ...ActionCommonShape,
+  }),
+  z.strictObject({ module: ModuleSchema, ...ActionCommonShape }),
+]);
+
+export const ProbeSchema = z
+  .strictObject({
+    command: CommandSchema.optional(),
+    http: HttpCallSchema.extend({ method: z.enum(['GET', 'POST']).default('GET') }).optional(),
+    intervalMs: z.number().int().min(50).default(2_000),
+    timeoutMs: z.number().int().positive().default(5_000),
+    states: z.record(StatusKeySchema, NodeNameSchema).default({}).describe('Exit code or HTTP status -> node observed.'),
+    events: z
+      .record(StatusKeySchema, EventNameSchema)
+      .default({})
+      .describe('Exit code or HTTP status -> event raised when first seen outside any action.'),
+  })
+  .refine((p) => (p.command === undefined) !== (p.http === undefined), {
+    message: 'a probe needs exactly one of command or http',
+  });
+
+export const GraphConfigSchema = z.strictObject({
+  probe: ProbeSchema.optional(),
+  nodes: z.record(NodeNameSchema, ActionSchema),
+});
+
+export const SidecarConfigSchema = z.strictObject({
+  listen: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8479),
+    })
+    .default({ host: '127.0.0.1', port: 8479 }),
+  tokenFile: z.string().min(1),
+  journal: z.string().min(1).describe('Path of the append-only journal (JSON lines).'),
+  bodyLimitBytes: z.number().int().positive().default(64 * 1024),
+  maxActiveOperations: z.number().int().positive().default(1),
+  retainOperations: z.number().int().positive().default(1000).describe('Operations kept with their output tail.'),
+  outputTailLines: z.number().int().min(0).default(50),
+  killGraceMs: z.number().int().min(0).default(5_000),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  graphs: z.record(GraphNameSchema, GraphConfigSchema).refine((g) => Object.keys(g).length > 0, {
+    message: 'at least one graph is needed',
+  }),
+});
+
+export type SidecarConfig = z.infer<typeof SidecarConfigSchema> & { baseDir: string };
+export type ActionConfig = z.infer<typeof ActionSchema>;
+export type CommandConfig = z.infer<typeof CommandSchema>;
+export type ProbeConfig = z.infer<typeof ProbeSchema>;
+export type GraphConfig = z.infer<typeof GraphConfigSchema>;
+
+export class SidecarConfigError extends Error {
+  override name = 'SidecarConfigError';
+}
+
+/** Expands ${NAME} and ${NAME:-default} in every string of plain data. */
+export function expandEnv(data: unknown, env: NodeJS.ProcessEnv, where = ''): unknown {
+  if (typeof data === 'string') {
+    return data.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+      const value = env[name];
+      if (value !== undefined && value !== '') return value;
+      if (fallback !== undefined) return fallback;
+      throw new SidecarConfigError(`${where || 'config'}: environment variable ${name} is not set and has no default`);
+    });
+  }
+  if (Array.isArray(data)) return data.map((v, i) => expandEnv(v, env, `${where}[${i}]`));
+  if (data !== null && typeof data === 'object') {
+    return Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, expandEnv(v, env, where ? `${where}.${k}` : k)]),
+    );
+  }
+  return data;
+}
+
+export function formatIssues(error: z.ZodError): { field: string; reason: string }[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
+    reason: issue.message,
+  }));
+}
+
+/** Validates plain config data; relative paths are resolved against baseDir. */
+export function parseSidecarConfig(data: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): SidecarConfig {
+  const result = SidecarConfigSchema.safeParse(expandEnv(data, env));
+  if (!result.success) {
+    const lines = formatIssues(result.error).map((i) => `  ${i.field}: ${i.reason}`);
+    throw new SidecarConfigError(`invalid sidecar config:\n${lines.join('\n')}`);
+  }
+  const config = result.data;
+  for (const [graphName, graph] of Object.entries(config.graphs)) {
+    if (Object.keys(graph.nodes).length === 0 && graph.probe === undefined) {
+      throw new SidecarConfigError(`invalid sidecar config:\n  graphs.${graphName}: needs nodes or a probe`);
+    }
+  }
+  return {
+    ...config,
+    tokenFile: path.resolve(baseDir, config.tokenFile),
+    journal: path.resolve(baseDir, config.journal),
+    baseDir,
+  };
+}
+
+export function loadSidecarConfig(file: string, env: NodeJS.ProcessEnv = process.env): SidecarConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new SidecarConfigError(`cannot read sidecar config ${file}: ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text); // YAML is a superset of JSON
+  } catch (error) {
+    throw new SidecarConfigError(`sidecar config ${file} is not valid YAML/JSON: ${(error as Error).message}`);
+  }
+  return parseSidecarConfig(data, path.dirname(path.resolve(file)), env);
+}

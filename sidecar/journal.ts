@@ -1,0 +1,118 @@
+// The append-only journal of operations: JSON lines, each made durable (fdatasync) before the
+// sidecar acts on it. Appends that arrive while a write is in flight are committed together with
+// one sync (group commit), so durability costs about one sync per batch, not per operation.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { open, rename, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { OperationSchema } from '../src/sidecar-client/protocol.ts';
+
+export const JournalRecordSchema = z.object({
+  type: z.enum(['accepted', 'finished']),
+  operation: OperationSchema,
+});
+export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+
+export class JournalError extends Error {
+  override name = 'JournalError';
+}
+
+/** Reads every record; a torn last line (a crash mid-write) is dropped, any other bad line is an error. */
+export function readJournal(file: string): JournalRecord[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const lines = text.split('\n');
+  const records: JournalRecord[] = [];
+  lines.forEach((line, index) => {
+    if (line.trim() === '') return;
+    const isLast = lines.slice(index + 1).every((rest) => rest.trim() === '');
+    let parsed: ReturnType<typeof JournalRecordSchema.safeParse>;
+    try {
+      parsed = JournalRecordSchema.safeParse(JSON.parse(line));
+    } catch {
+      if (isLast && !text.endsWith('\n')) return; // torn write
+      throw new JournalError(`journal ${file} line ${index + 1}: not JSON`);
+    }
+    if (!parsed.success) {
+      if (isLast && !text.endsWith('\n')) return;
+      throw new JournalError(`journal ${file} line ${index + 1}: ${parsed.error.issues[0]?.message ?? 'invalid record'}`);
+    }
+    records.push(parsed.data);
+  });
+  return records;
+}
+
+/** The last known state of each operation, in first-seen order. */
+export function replayJournal(records: readonly JournalRecord[]): Map<string, JournalRecord> {
+  const latest = new Map<string, JournalRecord>();
+  for (const record of records) latest.set(record.operation.id, record);
+  return latest;
+}
+
+export class Journal {
+  readonly file: string;
+  private readonly handle: FileHandle;
+  private pending: { line: string; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private writing = false;
+
+  private constructor(file: string, handle: FileHandle) {
+    this.file = file;
+    this.handle = handle;
+  }
+
+  /** Rewrites the journal atomically with just these records, then opens it for appending. */
+  static async openCompacted(file: string, records: readonly JournalRecord[]): Promise<Journal> {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.compact-${process.pid}`;
+    const out = await open(temp, 'w', 0o600);
+    try {
+      await out.writeFile(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    await rename(temp, file);
+    const dir = await open(path.dirname(file), 'r');
+    try {
+      await dir.sync(); // make the rename itself durable
+    } finally {
+      await dir.close();
+    }
+    return new Journal(file, await open(file, 'a', 0o600));
+  }
+
+  /** Resolves once the record is on disk. */
+  append(record: JournalRecord): Promise<void> {
+    const line = `${JSON.stringify(record)}\n`;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ line, resolve, reject });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.writing = true;
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      try {
+        await this.handle.write(batch.map((p) => p.line).join(''));
+        await this.handle.datasync();
+        for (const p of batch) p.resolve();
+      } catch (error) {
+        for (const p of batch) p.reject(error as Error);
+      }
+    }
+    this.writing = false;
+  }
+
+  async close(): Promise<void> {
+    while (this.writing || this.pending.length > 0) await new Promise((r) => setTimeout(r, 1));
+    await this.handle.close();
+  }
+}

@@ -1,0 +1,277 @@
+// Operations: accepted (journaled) before they run, idempotent by id, at most maxActiveOperations at
+// once, finished (journaled) before anyone sees them finished. On restart the journal tells which
+// operations were interrupted: they end Failed/Interrupted, or run again when declared idempotent.
+import {
+  isTerminal,
+  type Operation,
+  type StartOperationRequest,
+} from '../src/sidecar-client/protocol.ts';
+import { runAction, type ActionOutcome } from './actions.ts';
+import type { ActionConfig, SidecarConfig } from './config.ts';
+import { Journal, readJournal, replayJournal, type JournalRecord } from './journal.ts';
+
+/** A refusal the server turns into a problem answer. */
+export class OperationRefused extends Error {
+  override name = 'OperationRefused';
+  readonly status: number;
+  readonly kind: 'id-conflict' | 'busy' | 'unknown-graph' | 'unknown-node' | 'not-found' | 'shutting-down';
+  readonly field: string | undefined;
+  readonly activeOperations: string[] | undefined;
+  constructor(
+    status: number,
+    kind: OperationRefused['kind'],
+    message: string,
+    extra: { field?: string; activeOperations?: string[] } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.kind = kind;
+    this.field = extra.field;
+    this.activeOperations = extra.activeOperations;
+  }
+}
+
+export interface OperationHooks {
+  onStarted?(op: Operation): void;
+  onFinished?(op: Operation, durationMs: number): void;
+}
+
+interface Entry {
+  op: Operation;
+  /** The canonical request, to tell a retry (same body) from a conflict (another body). */
+  requestKey: string;
+  /** Resolves once the acceptance is on disk. */
+  accepted: Promise<void>;
+  /** Resolves once the operation is finished and journaled. */
+  done: Promise<void>;
+  markDone: () => void;
+  abort: AbortController | undefined;
+}
+
+const now = () => new Date().toISOString();
+
+function requestKey(graph: string, node: string, params: Record<string, string>): string {
+  const sorted = Object.fromEntries(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return JSON.stringify([graph, node, sorted]);
+}
+
+export class OperationManager {
+  private readonly entries = new Map<string, Entry>();
+  private readonly finishedOrder: string[] = [];
+  private readonly config: SidecarConfig;
+  private readonly journal: Journal;
+  private readonly hooks: OperationHooks;
+  private closing = false;
+
+  private constructor(config: SidecarConfig, journal: Journal, hooks: OperationHooks) {
+    this.config = config;
+    this.journal = journal;
+    this.hooks = hooks;
+  }
+
+  /** Opens the journal, settles what a previous run left unfinished, and re-runs idempotent ones. */
+  static async open(config: SidecarConfig, hooks: OperationHooks = {}): Promise<OperationManager> {
+    const latest = replayJournal(readJournal(config.journal));
+    const rerun: Operation[] = [];
+    const records: JournalRecord[] = [];
+    for (const record of latest.values()) {
+      let op = record.operation;
+      if (record.type === 'accepted') {
+        const action = config.graphs[op.graph]?.nodes[op.node];
+        if (action?.idempotent === true) {
+          op = { ...op, phase: 'Pending', message: 'accepted again after a restart (idempotent action)' };
+          rerun.push(op);
+          records.push({ type: 'accepted', operation: op });
+          continue;
+        }
+        op = {
+          ...op,
+          phase: 'Failed',
+          reason: 'Interrupted',
+          message: 'the sidecar stopped while the action ran; it was not run again (not declared idempotent)',
+          finishedAt: now(),
+        };
+      }
+      records.push({ type: 'finished', operation: op });
+    }
+    const journal = await Journal.openCompacted(config.journal, records);
+    const manager = new OperationManager(config, journal, hooks);
+    for (const record of records) {
+      const op = record.operation;
+      const entry = manager.addEntry(op, requestKey(op.graph, op.node, op.params), Promise.resolve());
+      if (isTerminal(op.phase)) manager.markFinished(entry);
+    }
+    for (const op of rerun) {
+      const entry = manager.entries.get(op.id);
+      if (entry !== undefined) void manager.run(entry);
+    }
+    return manager;
+  }
+
+  get(id: string): Operation | undefined {
+    return this.entries.get(id)?.op;
+  }
+
+  active(graph?: string): string[] {
+    return [...this.entries.values()]
+      .filter((e) => !isTerminal(e.op.phase) && (graph === undefined || e.op.graph === graph))
+      .map((e) => e.op.id);
+  }
+
+  defaultGraph(): string | undefined {
+    const names = Object.keys(this.config.graphs);
+    return names.length === 1 ? names[0] : undefined;
+  }
+
+  /** Starts an operation, or returns the one with this id. `created` is false for a retry. */
+  async start(id: string, request: StartOperationRequest): Promise<{ operation: Operation; created: boolean }> {
+    const graph = request.graph ?? this.defaultGraph();
+    if (graph === undefined) {
+      throw new OperationRefused(422, 'unknown-graph', 'this sidecar serves several graphs: name one', {
+        field: 'body.graph',
+      });
+    }
+    const graphConfig = this.config.graphs[graph];
+    if (graphConfig === undefined) {
+      throw new OperationRefused(422, 'unknown-graph', `no graph "${graph}" is configured`, { field: 'body.graph' });
+    }
+    const params = request.params ?? {};
+    const key = requestKey(graph, request.node, params);
+    const existing = this.entries.get(id);
+    if (existing !== undefined) {
+      if (existing.requestKey !== key) {
+        throw new OperationRefused(
+          409,
+          'id-conflict',
+          `operation ${id} exists with another request (graph ${existing.op.graph}, node ${existing.op.node})`,
+          { field: 'body' },
+        );
+      }
+      await existing.accepted;
+      return { operation: existing.op, created: false };
+    }
+    if (graphConfig.nodes[request.node] === undefined) {
+      throw new OperationRefused(
+        422,
+        'unknown-node',
+        `graph "${graph}" has no action for node "${request.node}" (configured: ${Object.keys(graphConfig.nodes).join(', ') || 'none'})`,
+        { field: 'body.node' },
+      );
+    }
+    if (this.closing) throw new OperationRefused(503, 'shutting-down', 'the sidecar is shutting down');
+    const active = this.active();
+    if (active.length >= this.config.maxActiveOperations) {
+      throw new OperationRefused(
+        409,
+        'busy',
+        `another operation is active (${active.join(', ')}); at most ${this.config.maxActiveOperations} at once`,
+        { activeOperations: active },
+      );
+    }
+    const op: Operation = {
+      id,
+      graph,
+      node: request.node,
+      params,
+      phase: 'Pending',
+      events: [],
+      message: 'accepted',
+      createdAt: now(),
+      attempts: 0,
+      outputTail: [],
+    };
+    const accepted = this.journal.append({ type: 'accepted', operation: op });
+    const entry = this.addEntry(op, key, accepted);
+    try {
+      await accepted;
+    } catch (error) {
+      this.entries.delete(id);
+      entry.markDone();
+      throw error;
+    }
+    void this.run(entry);
+    return { operation: entry.op, created: true };
+  }
+
+  /** Waits until the operation is finished or waitMs passed; returns it as it is then. */
+  async wait(id: string, waitMs: number): Promise<Operation | undefined> {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return undefined;
+    if (waitMs > 0 && !isTerminal(entry.op.phase)) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([entry.done, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+      clearTimeout(timer);
+    }
+    return entry.op;
+  }
+
+  /** Cancels a pending or running operation and waits until it has stopped; a finished one is left as is. */
+  async cancel(id: string): Promise<Operation> {
+    const entry = this.entries.get(id);
+    if (entry === undefined) throw new OperationRefused(404, 'not-found', `no operation ${id}`);
+    if (!isTerminal(entry.op.phase)) {
+      entry.abort ??= new AbortController();
+      entry.abort.abort(new Error('cancelled'));
+      await entry.done;
+    }
+    return entry.op;
+  }
+
+  /** Stops the running actions without journaling an end: the next start treats them as interrupted. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const running = [...this.entries.values()].filter((e) => !isTerminal(e.op.phase));
+    for (const entry of running) {
+      entry.abort ??= new AbortController();
+      entry.abort.abort(new Error('sidecar shutting down'));
+    }
+    await Promise.all(running.map((e) => e.done));
+    await this.journal.close();
+  }
+
+  private addEntry(op: Operation, key: string, accepted: Promise<void>): Entry {
+    let markDone!: () => void;
+    const done = new Promise<void>((resolve) => (markDone = resolve));
+    const entry: Entry = { op, requestKey: key, accepted, done, markDone, abort: undefined };
+    this.entries.set(op.id, entry);
+    return entry;
+  }
+
+  private async run(entry: Entry): Promise<void> {
+    const action = this.config.graphs[entry.op.graph]?.nodes[entry.op.node] as ActionConfig;
+    entry.abort ??= new AbortController();
+    const started = performance.now();
+    entry.op = { ...entry.op, phase: 'Running', startedAt: now(), attempts: entry.op.attempts + 1, message: 'running' };
+    this.hooks.onStarted?.(entry.op);
+    const outcome: ActionOutcome = await runAction(
+      action,
+      { operationId: entry.op.id, graph: entry.op.graph, node: entry.op.node, params: entry.op.params, signal: entry.abort.signal },
+      { baseDir: this.config.baseDir, killGraceMs: this.config.killGraceMs, tailLines: this.config.outputTailLines },
+    );
+    if (this.closing && outcome.phase === 'Cancelled') {
+      entry.markDone(); // shutting down: left unfinished in the journal on purpose
+      return;
+    }
+    const finished: Operation = { ...entry.op, ...outcome, finishedAt: now() };
+    try {
+      await this.journal.append({ type: 'finished', operation: finished });
+    } catch {
+      entry.markDone(); // not durable: stays Running here, reported Interrupted after a restart
+      return;
+    }
+    entry.op = finished;
+    this.markFinished(entry);
+    this.hooks.onFinished?.(finished, performance.now() - started);
+  }
+
+  private markFinished(entry: Entry): void {
+    entry.abort = undefined;
+    entry.markDone();
+    this.finishedOrder.push(entry.op.id);
+    // Old operations stay known (never run twice) but lose their output tail, to bound memory.
+    while (this.finishedOrder.length > this.config.retainOperations) {
+      const old = this.entries.get(this.finishedOrder.shift() as string);
+      if (old !== undefined && old.op.outputTail.length > 0) old.op = { ...old.op, outputTail: [] };
+    }
+  }
+}

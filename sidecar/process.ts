@@ -1,0 +1,144 @@
+// Runs one program (an argv, never a shell string) in a process group of its own, so that a timeout
+// or a cancel can kill everything it started. Collects the tail of its output and the directive lines
+// it printed on stdout: `okt-event: <Event>` (an action raises an event) and `okt-state: <Node>`
+// (a probe reports the node the application is in).
+import { spawn } from 'node:child_process';
+
+export interface ProcessSpec {
+  argv: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+  timeoutMs: number;
+  killGraceMs: number;
+  tailLines: number;
+}
+
+export interface ProcessResult {
+  ended: 'exited' | 'timeout' | 'aborted' | 'spawn-error';
+  exitCode: number | null;
+  signal: string | null;
+  error?: string;
+  events: string[];
+  states: string[];
+  tail: string[];
+}
+
+const DIRECTIVE = /^okt-(event|state):\s*(.*?)\s*$/;
+const MAX_LINE = 2000;
+
+/** A bounded tail of lines. */
+export class LineTail {
+  readonly lines: string[] = [];
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+  push(line: string): void {
+    if (this.limit === 0) return;
+    this.lines.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
+    if (this.lines.length > this.limit) this.lines.shift();
+  }
+}
+
+/** Splits a byte stream into lines, calling onLine for each (a final unterminated line included). */
+function lineSplitter(onLine: (line: string) => void): { write(chunk: Buffer): void; end(): void } {
+  let partial = '';
+  return {
+    write(chunk) {
+      partial += chunk.toString('utf8');
+      let at: number;
+      while ((at = partial.indexOf('\n')) >= 0) {
+        onLine(partial.slice(0, at).replace(/\r$/, ''));
+        partial = partial.slice(at + 1);
+      }
+      if (partial.length > 64 * 1024) {
+        onLine(partial);
+        partial = '';
+      }
+    },
+    end() {
+      if (partial !== '') onLine(partial);
+      partial = '';
+    },
+  };
+}
+
+export function runProcess(spec: ProcessSpec, signal?: AbortSignal): Promise<ProcessResult> {
+  return new Promise((resolve) => {
+    const tail = new LineTail(spec.tailLines);
+    const events: string[] = [];
+    const states: string[] = [];
+    const finish = (partial: Omit<ProcessResult, 'events' | 'states' | 'tail'>) =>
+      resolve({ ...partial, events, states, tail: tail.lines });
+
+    if (signal?.aborted) {
+      finish({ ended: 'aborted', exitCode: null, signal: null });
+      return;
+    }
+    const [program, ...args] = spec.argv;
+    const child = spawn(program as string, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true, // a new process group: kill(-pid) reaches the grandchildren too
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let ended: ProcessResult['ended'] = 'exited';
+    let graceTimer: NodeJS.Timeout | undefined;
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // already gone
+      }
+    };
+    const stop = (why: 'timeout' | 'aborted') => {
+      if (ended !== 'exited') return;
+      ended = why;
+      killGroup('SIGTERM');
+      graceTimer = setTimeout(() => killGroup('SIGKILL'), spec.killGraceMs);
+    };
+    const timeout = setTimeout(() => stop('timeout'), spec.timeoutMs);
+    const onAbort = () => stop('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    const out = lineSplitter((line) => {
+      tail.push(line);
+      const match = DIRECTIVE.exec(line);
+      if (match) (match[1] === 'event' ? events : states).push(match[2] as string);
+    });
+    const err = lineSplitter((line) => tail.push(line));
+    child.stdout.on('data', (c: Buffer) => out.write(c));
+    child.stderr.on('data', (c: Buffer) => err.write(c));
+
+    let settled = false;
+    const settle = (result: Omit<ProcessResult, 'events' | 'states' | 'tail'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      clearTimeout(graceTimer);
+      // Killed on purpose: whatever is left of the group goes too, without another grace period.
+      if (ended !== 'exited') killGroup('SIGKILL');
+      signal?.removeEventListener('abort', onAbort);
+      out.end();
+      err.end();
+      finish(result);
+    };
+    child.on('error', (error) => {
+      settle({ ended: 'spawn-error', exitCode: null, signal: null, error: error.message });
+    });
+    child.on('exit', (code, sig) => {
+      // The pipes may be held open by a grandchild that left the group: do not wait for them long.
+      const result = { ended, exitCode: code, signal: sig };
+      const late = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        settle(result);
+      }, 500);
+      child.once('close', () => {
+        clearTimeout(late);
+        settle(result);
+      });
+    });
+  });
+}

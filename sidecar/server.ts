@@ -1,0 +1,295 @@
+// The sidecar's HTTP server (fastify): protocol v1 under /v1 behind a bearer token, health, readiness
+// and Prometheus metrics. Requests and answers both go through the zod schemas of the protocol;
+// every 4xx is an RFC 9457 problem naming the field, and no answer ever carries a stack trace.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { z } from 'zod';
+import {
+  API_PREFIX,
+  GetOperationQuerySchema,
+  HealthSchema,
+  ObservationQuerySchema,
+  ObservationSchema,
+  OperationPathParamsSchema,
+  OperationSchema,
+  StartOperationRequestSchema,
+  type Problem,
+} from '../src/sidecar-client/protocol.ts';
+import { formatIssues, type SidecarConfig } from './config.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { OperationManager, OperationRefused } from './operations.ts';
+import { GraphProbe } from './probe.ts';
+
+export interface RunningSidecar {
+  /** Base URL, e.g. http://127.0.0.1:8479 */
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly operations: OperationManager;
+  /** Stops probes and the server; running actions are stopped and left to the journal as interrupted. */
+  close(): Promise<void>;
+}
+
+export class SidecarTokenError extends Error {
+  override name = 'SidecarTokenError';
+}
+
+export function readToken(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new SidecarTokenError(`cannot read the token file ${file}: ${(error as Error).message}`);
+  }
+  if (token.length < 16) throw new SidecarTokenError(`the token in ${file} is shorter than 16 characters`);
+  return token;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Constant-time check of an Authorization header against the expected token. */
+export function tokenMatches(header: string | undefined, expectedDigest: Buffer): boolean {
+  const match = /^Bearer (.+)$/.exec(header ?? '');
+  // Compare digests, which have equal length, so timing tells nothing about the token.
+  return timingSafeEqual(digest(match?.[1] ?? ''), expectedDigest) && match !== null;
+}
+
+/** Validation failure of one part of a request (params, query, body). */
+class RequestInvalid extends Error {
+  readonly errors: { field: string; reason: string }[];
+  constructor(errors: { field: string; reason: string }[]) {
+    super(errors.map((e) => `${e.field}: ${e.reason}`).join('; '));
+    this.errors = errors;
+  }
+}
+
+function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (result.success) return result.data;
+  throw new RequestInvalid(
+    formatIssues(result.error).map((i) => ({ field: i.field === '(root)' ? where : `${where}.${i.field}`, reason: i.reason })),
+  );
+}
+
+function sendValid<T>(reply: FastifyReply, status: number, schema: z.ZodType<T>, value: T): FastifyReply {
+  return reply.code(status).type('application/json').send(JSON.stringify(schema.parse(value)));
+}
+
+const problemType = (kind: string) => `urn:okt:sidecar:problem:${kind}`;
+
+function sendProblem(reply: FastifyReply, problem: Omit<Problem, 'type'> & { kind: string }): FastifyReply {
+  const { kind, ...rest } = problem;
+  const body: Problem = { type: problemType(kind), ...rest, instance: reply.request.url };
+  if (body.errors?.[0] !== undefined) {
+    body.field ??= body.errors[0].field;
+    body.reason ??= body.errors[0].reason;
+  }
+  return reply.code(problem.status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+function createMetrics(operations: () => OperationManager | undefined) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'okt_sidecar_' });
+  const labels = ['graph', 'node'] as const;
+  return {
+    registry,
+    started: new Counter({ name: 'okt_sidecar_operations_started_total', help: 'Actions started', labelNames: labels, registers: [registry] }),
+    finished: new Counter({
+      name: 'okt_sidecar_operations_finished_total',
+      help: 'Operations finished, by phase and reason',
+      labelNames: [...labels, 'phase', 'reason'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'okt_sidecar_operation_duration_seconds',
+      help: 'From action start to journaled end',
+      labelNames: labels,
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600, 3600],
+      registers: [registry],
+    }),
+    requests: new Counter({
+      name: 'okt_sidecar_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    active: new Gauge({
+      name: 'okt_sidecar_operations_active',
+      help: 'Operations pending or running',
+      registers: [registry],
+      collect() {
+        this.set(operations()?.active().length ?? 0);
+      },
+    }),
+  };
+}
+
+export async function startSidecar(config: SidecarConfig): Promise<RunningSidecar> {
+  const expectedDigest = digest(readToken(config.tokenFile));
+  const app = Fastify({
+    bodyLimit: config.bodyLimitBytes,
+    logger: { level: config.logLevel },
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+  let manager: OperationManager | undefined;
+  const metrics = createMetrics(() => manager);
+  const probes = new Map<string, GraphProbe>();
+  manager = await OperationManager.open(config, {
+    onStarted(op) {
+      metrics.started.inc({ graph: op.graph, node: op.node });
+      app.log.info({ operation: op.id, graph: op.graph, node: op.node, attempt: op.attempts }, 'action started');
+    },
+    onFinished(op, ms) {
+      metrics.finished.inc({ graph: op.graph, node: op.node, phase: op.phase, reason: op.reason ?? '' });
+      metrics.duration.observe({ graph: op.graph, node: op.node }, ms / 1000);
+      app.log.info({ operation: op.id, phase: op.phase, events: op.events, reason: op.reason }, 'action finished');
+      void probes.get(op.graph)?.probeNow();
+    },
+  });
+  const operations = manager;
+  for (const [graph, graphConfig] of Object.entries(config.graphs)) {
+    probes.set(
+      graph,
+      new GraphProbe({
+        graph,
+        probe: graphConfig.probe,
+        baseDir: config.baseDir,
+        killGraceMs: config.killGraceMs,
+        isIdle: () => operations.active(graph).length === 0,
+      }),
+    );
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith(`${API_PREFIX}/`)) return;
+    if (!tokenMatches(request.headers.authorization, expectedDigest)) {
+      reply.header('www-authenticate', 'Bearer realm="okt-sidecar"');
+      return sendProblem(reply, {
+        kind: 'unauthorized',
+        title: 'Unauthorized',
+        status: 401,
+        detail: request.headers.authorization === undefined ? 'a bearer token is required' : 'the bearer token is wrong',
+        field: 'header.authorization',
+        reason: request.headers.authorization === undefined ? 'missing' : 'does not match',
+      });
+    }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, {
+      kind: 'not-found',
+      title: 'Not Found',
+      status: 404,
+      detail: `no route ${request.method} ${request.url.split('?')[0]}`,
+    }),
+  );
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof RequestInvalid) {
+      return sendProblem(reply, {
+        kind: 'invalid-request',
+        title: 'Bad Request',
+        status: 400,
+        detail: error.message,
+        errors: error.errors,
+      });
+    }
+    if (error instanceof OperationRefused) {
+      const extra = {
+        ...(error.field === undefined ? {} : { field: error.field, reason: error.message }),
+        ...(error.activeOperations === undefined ? {} : { activeOperations: error.activeOperations }),
+      };
+      const title = { 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Content', 503: 'Service Unavailable' }[error.status] ?? 'Error';
+      return sendProblem(reply, { kind: error.kind, title, status: error.status, detail: error.message, ...extra });
+    }
+    const fastifyError = error as { statusCode?: number; code?: string; message?: string };
+    const status = fastifyError.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const field = fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'header.content-type' : 'body';
+      const detail =
+        fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? `the body is larger than ${config.bodyLimitBytes} bytes`
+          : (fastifyError.message ?? 'bad request');
+      return sendProblem(reply, {
+        kind: fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body-too-large' : 'invalid-request',
+        title: 'Bad Request',
+        status,
+        detail,
+        errors: [{ field, reason: detail }],
+      });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, {
+      kind: 'internal',
+      title: 'Internal Server Error',
+      status: status >= 500 && status < 600 ? status : 500,
+      detail: 'the sidecar could not handle this request; see its log',
+    });
+  });
+
+  app.get('/healthz', (_req, reply) => sendValid(reply, 200, HealthSchema, { status: 'ok' }));
+  let ready = false;
+  app.get('/readyz', (_req, reply) =>
+    sendValid(reply, ready ? 200 : 503, HealthSchema, { status: ready ? 'ok' : 'starting' }),
+  );
+  app.get('/metrics', async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  app.get(`${API_PREFIX}/openapi.json`, (_req, reply) => reply.send(buildOpenApiDocument()));
+
+  app.put(`${API_PREFIX}/operations/:id`, async (request, reply) => {
+    const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
+    const body = parseInput(StartOperationRequestSchema, request.body, 'body');
+    const { operation, created } = await operations.start(id, body);
+    reply.header('location', `${API_PREFIX}/operations/${encodeURIComponent(id)}`);
+    return sendValid(reply, created ? 202 : 200, OperationSchema, operation);
+  });
+  app.get(`${API_PREFIX}/operations/:id`, async (request, reply) => {
+    const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
+    const { wait } = parseInput(GetOperationQuerySchema, request.query, 'query');
+    const operation = await operations.wait(id, wait ?? 0);
+    if (operation === undefined) throw new OperationRefused(404, 'not-found', `no operation ${id}`);
+    return sendValid(reply, 200, OperationSchema, operation);
+  });
+  app.post(`${API_PREFIX}/operations/:id/cancel`, async (request, reply) => {
+    const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
+    return sendValid(reply, 200, OperationSchema, await operations.cancel(id));
+  });
+  app.get(`${API_PREFIX}/observation`, async (request, reply) => {
+    const query = parseInput(ObservationQuerySchema, request.query, 'query');
+    const graph = query.graph ?? operations.defaultGraph();
+    const probe = graph === undefined ? undefined : probes.get(graph);
+    if (graph === undefined || probe === undefined) {
+      throw new OperationRefused(
+        422,
+        'unknown-graph',
+        graph === undefined ? 'this sidecar serves several graphs: name one' : `no graph "${graph}" is configured`,
+        { field: 'query.graph' },
+      );
+    }
+    return sendValid(reply, 200, ObservationSchema, probe.observation(query.since ?? 0, operations.active(graph)));
+  });
+
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  for (const probe of probes.values()) probe.start();
+  ready = true;
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+
+  return {
+    url: `http://${host}:${port}`,
+    app,
+    operations,
+    async close() {
+      ready = false;
+      await Promise.all([...probes.values()].map((p) => p.stop()));
+      await operations.close(); // ends running actions, which also answers the long-polls waiting on them
+      await app.close();
+    },
+  };
+}

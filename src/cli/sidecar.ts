@@ -1,0 +1,28 @@
+// `okt sidecar --config FILE`: run the application sidecar until SIGTERM/SIGINT.
+import { Command } from 'commander';
+import { loadSidecarConfig, startSidecar } from '../../sidecar/index.ts';
+
+export function sidecarCommand(): Command {
+  return new Command('sidecar')
+    .description('Run the application sidecar: node actions run asynchronously, a probe observes the application.')
+    .requiredOption('-c, --config <file>', 'sidecar config (YAML or JSON)')
+    .option('--port <port>', 'override listen.port', (v) => Number.parseInt(v, 10))
+    .option('--host <host>', 'override listen.host')
+    .action(async (options: { config: string; port?: number; host?: string }) => {
+      const config = loadSidecarConfig(options.config);
+      if (options.port !== undefined) config.listen.port = options.port;
+      if (options.host !== undefined) config.listen.host = options.host;
+      const sidecar = await startSidecar(config);
+      // One machine-readable line so that scripts (and tests) learn the address when port is 0.
+      process.stdout.write(`${JSON.stringify({ sidecar: 'listening', url: sidecar.url, pid: process.pid })}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          void sidecar.close().then(resolve);
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+    });
+}

@@ -1,0 +1,139 @@
+// The sidecar protocol, version 1: the one set of schemas that the server (sidecar/) and the
+// client (src/sidecar-client) both validate against, so that the two cannot drift.
+// sidecar/openapi.yaml is generated from these schemas (test/unit/sidecar-openapi.test.ts checks it).
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 'v1';
+export const API_PREFIX = `/${PROTOCOL_VERSION}`;
+/** The special event meaning "go to the default (last) child" (same value as the core's DEFAULT_STATE). */
+export const DEFAULT_STATE_EVENT = 'DefaultState';
+/** The longest `?wait=` a GET of an operation may ask for, in milliseconds. */
+export const MAX_WAIT_MS = 60_000;
+
+const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
+const NAME_RULE = 'a name of 1-63 letters, digits, "_" or "-", starting with a letter';
+
+export const NodeNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('The name of a node of a graph.');
+/** An event is the name of the node to go to, or DefaultState. */
+export const EventNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('A node name, or DefaultState.');
+export const GraphNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('The name of a graph.');
+export const OperationIdSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+    'an operation id of 1-128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
+  )
+  .describe('Chosen by the caller (the operator derives it from the CR uid and transition number).');
+export const ParamNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a parameter name of 1-63 letters, digits or "_", not starting with a digit');
+const TimestampSchema = z.iso.datetime();
+
+export const StartOperationRequestSchema = z
+  .strictObject({
+    node: NodeNameSchema,
+    graph: GraphNameSchema.optional().describe('Optional when the sidecar serves exactly one graph.'),
+    params: z
+      .record(ParamNameSchema, z.string().max(4096))
+      .optional()
+      .describe('Passed to command actions as environment variables OKT_PARAM_<NAME>, to modules as context.params.'),
+  })
+  .describe('Start the action of a node.');
+
+export const PhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled']);
+export const TERMINAL_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled'];
+
+export const ReasonSchema = z
+  .enum([
+    'Completed', // the action finished and raised its events
+    'NonZeroExit', // a command exited with a code other than 0
+    'HttpStatus', // an http action got a status it does not map to events
+    'ActionError', // the action could not run or threw
+    'InvalidEvents', // the action raised something that is not an event name
+    'Timeout', // the action ran past its timeout and was killed
+    'Cancelled', // cancelled through the API
+    'Interrupted', // the sidecar stopped while the action ran
+  ])
+  .describe(
+    'Why the operation ended. A failed action whose node declares onFailure ends Succeeded with that event and this reason.',
+  );
+
+export const OperationSchema = z.object({
+  id: OperationIdSchema,
+  graph: GraphNameSchema,
+  node: NodeNameSchema,
+  params: z.record(ParamNameSchema, z.string()),
+  phase: PhaseSchema,
+  events: z.array(EventNameSchema).describe('Events raised by the action; empty until it finishes.'),
+  reason: ReasonSchema.optional(),
+  message: z.string(),
+  createdAt: TimestampSchema,
+  startedAt: TimestampSchema.optional(),
+  finishedAt: TimestampSchema.optional(),
+  exitCode: z.number().int().nullable().optional(),
+  attempts: z.number().int().min(0).describe('How many times the action was started (re-runs after a crash count).'),
+  outputTail: z.array(z.string()).describe('The last lines of the action output (stdout and stderr).'),
+});
+
+export const ObservedEventSchema = z.object({
+  seq: z.number().int().min(1),
+  event: EventNameSchema,
+  at: TimestampSchema,
+  message: z.string(),
+});
+
+export const ObservationSchema = z.object({
+  graph: GraphNameSchema,
+  state: NodeNameSchema.nullable().describe('The node the probe says the application is in; null when unknown.'),
+  observedAt: TimestampSchema.nullable(),
+  probe: z.object({ ok: z.boolean(), message: z.string() }),
+  events: z
+    .array(ObservedEventSchema)
+    .describe('Events the probe raised outside any action, oldest first, with seq greater than ?since.'),
+  lastSeq: z.number().int().min(0).describe('Pass it back as ?since to get only newer events.'),
+  activeOperations: z.array(OperationIdSchema),
+});
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string(),
+    instance: z.string().optional(),
+    field: z.string().optional().describe('The first offending field (a JSON path like body.params.x).'),
+    reason: z.string().optional().describe('Why that field is wrong.'),
+    errors: z.array(z.object({ field: z.string(), reason: z.string() })).optional(),
+    activeOperations: z.array(OperationIdSchema).optional(),
+  })
+  .describe('RFC 9457 problem details (application/problem+json).');
+
+export const HealthSchema = z.object({ status: z.enum(['ok', 'starting']) });
+
+export const OperationPathParamsSchema = z.strictObject({ id: OperationIdSchema });
+export const GetOperationQuerySchema = z.strictObject({
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WAIT_MS)
+    .optional()
+    .describe('Long-poll: answer as soon as the operation has finished, or after this many milliseconds.'),
+});
+export const ObservationQuerySchema = z.strictObject({
+  graph: GraphNameSchema.optional(),
+  since: z.coerce.number().int().min(0).optional(),
+});
+
+export type StartOperationRequest = z.infer<typeof StartOperationRequestSchema>;
+export type Phase = z.infer<typeof PhaseSchema>;
+export type Reason = z.infer<typeof ReasonSchema>;
+export type Operation = z.infer<typeof OperationSchema>;
+export type ObservedEvent = z.infer<typeof ObservedEventSchema>;
+export type Observation = z.infer<typeof ObservationSchema>;
+export type Problem = z.infer<typeof ProblemSchema>;
+export type Health = z.infer<typeof HealthSchema>;
+
+export function isTerminal(phase: Phase): boolean {
+  return TERMINAL_PHASES.includes(phase);
+}
