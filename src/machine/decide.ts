@@ -128,7 +128,7 @@ export function compileGraph<S extends string>(graph: Graph<S>): CompiledGraph<S
  * Returns `current` when no child matches. Events that name no child are ignored. An array of events
  * is read without allocating.
  */
-export function decide<S extends string>(graph: Graph<S>, current: S, events: Iterable<string>): S {
+export function decide<S extends string>(graph: Graph<S>, current: NoInfer<S>, events: Iterable<string>): S {
   const { compiled: form, scratch } = compiledEntry(graph);
   const id = form.id(current);
   if (id < 0 || id === form.defaultEvent) throw new RangeError(`graph "${graph.name}" has no node "${current}"`);

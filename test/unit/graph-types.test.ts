@@ -1,0 +1,39 @@
+// Type-level checks: `npx tsc --noEmit` fails if any @ts-expect-error below stops being an error.
+import { expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
+import { defineGraph, GraphDefinitionError, type StateOf } from '../../src/graph/index.ts';
+import { decide } from '../../src/machine/index.ts';
+import { createPlanner } from '../../src/plan/index.ts';
+
+type DatabaseState = StateOf<typeof databaseGraph>;
+
+test('state names are a literal union: a misspelt state is a compile error', () => {
+  const desired: DatabaseState = 'Running';
+  // @ts-expect-error 'Runing' is not a state of the database graph
+  const misspelt: DatabaseState = 'Runing';
+  const planner = createPlanner(databaseGraph);
+  // @ts-expect-error the planner only takes states of its graph
+  expect(() => planner.next('Start', 'Runing')).toThrow(/no node "Runing"/);
+  // @ts-expect-error decide() only takes a state of its graph as the current node
+  expect(() => decide(databaseGraph, 'Stoped', [])).toThrow(/no node "Stoped"/);
+  expect([desired, misspelt]).toEqual(['Running', 'Runing']);
+});
+
+test('a misspelt child or entry in defineGraph is a compile error (and a runtime one)', () => {
+  expect(() =>
+    defineGraph({
+      name: 'typo',
+      entry: 'Start',
+      // @ts-expect-error 'Ned' is not a key of nodes
+      nodes: { Start: { children: ['Ned'] }, End: {} },
+    }),
+  ).toThrow(GraphDefinitionError);
+  expect(() =>
+    defineGraph({
+      name: 'typo',
+      // @ts-expect-error 'Strat' is not a key of nodes
+      entry: 'Strat',
+      nodes: { Start: { children: ['End'] }, End: {} },
+    }),
+  ).toThrow(GraphDefinitionError);
+});

@@ -1,0 +1,237 @@
+import { describe, expect, test } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { databaseGraph } from '../../graphs/database.ts';
+import { reconciliationGraph } from '../../graphs/reconciliation.ts';
+import {
+  conditionTypeProblem,
+  defineGraph,
+  GraphDefinitionError,
+  loadGraph,
+  renderMermaid,
+  type Graph,
+  type GraphProblem,
+} from '../../src/graph/index.ts';
+
+function problemsOf(load: () => unknown): GraphProblem[] {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(GraphDefinitionError);
+    return [...(error as GraphDefinitionError).problems];
+  }
+  throw new Error('expected a GraphDefinitionError');
+}
+
+const brief = (problems: GraphProblem[]) => problems.map((p) => `${p.code}:${p.node ?? ''}`).sort();
+
+describe('defineGraph', () => {
+  test('builds nodes with children in priority order, the last as default', () => {
+    const running = databaseGraph.node('Running');
+    expect(running.children).toEqual(['Servicing', 'Stopping']);
+    expect(running.defaultChild).toBe('Stopping');
+    expect(running.isLeaf).toBe(false);
+    expect(databaseGraph.entry).toBe('Start');
+    expect(databaseGraph.nodeNames).toEqual(['Start', 'Running', 'Servicing', 'Stopping', 'End']);
+  });
+
+  test('the entry node and the leaves have no action, every other node has one', () => {
+    const actions = databaseGraph.nodeNames.map((n) => [n, databaseGraph.node(n).hasAction]);
+    expect(Object.fromEntries(actions)).toEqual({ Start: false, Running: true, Servicing: true, Stopping: true, End: false });
+    expect(databaseGraph.node('End').isLeaf).toBe(true);
+    expect(databaseGraph.node('End').defaultChild).toBeUndefined();
+  });
+
+  test('triggers come before the declared children and never become the default', () => {
+    const checker = reconciliationGraph.node('CRChecker');
+    expect(checker.children).toEqual(['ErrorManager', 'GiveupManager', 'CRFinalizer', 'ObjectsGetter']);
+    expect(checker.triggers).toEqual(['ErrorManager', 'GiveupManager']);
+    expect(checker.defaultChild).toBe('ObjectsGetter');
+    expect(reconciliationGraph.node('ErrorManager').children).toEqual(['GiveupManager', 'End']);
+  });
+
+  test('has() tells node names apart; node() rejects an unknown name', () => {
+    expect(databaseGraph.has('Running')).toBe(true);
+    expect(databaseGraph.has('Runing')).toBe(false);
+    expect(() => databaseGraph.node('Runing' as 'Running')).toThrow(/no node "Runing"/);
+  });
+
+  test('accepts a declared action that agrees with the rule', () => {
+    const g = defineGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'], action: false }, B: { children: ['C'], action: true }, C: { action: false } } });
+    expect(g.node('B').hasAction).toBe(true);
+  });
+
+  test('a single-node graph is valid: its entry is also its leaf', () => {
+    const g = defineGraph({ name: 'one', entry: 'Only', nodes: { Only: {} } });
+    expect(g.node('Only').isLeaf).toBe(true);
+  });
+});
+
+describe('validation: every problem, at once, naming the node and the reason', () => {
+  test('unknown child and unknown trigger', () => {
+    const problems = problemsOf(() =>
+      loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: ['B', 'Nope'], triggers: ['Ghost'] }, { name: 'B' }] }),
+    );
+    expect(brief(problems)).toEqual(['unknown-child:A', 'unknown-child:A']);
+    expect(problems.map((p) => p.message).join('\n')).toMatch(/node "A": child "Nope" is not a node of the graph/);
+    expect(problems.find((p) => p.message.includes('Ghost'))?.path).toEqual(['nodes', 0, 'triggers', 0]);
+  });
+
+  test('unknown entry', () => {
+    expect(brief(problemsOf(() => loadGraph({ name: 'g', entry: 'X', nodes: [{ name: 'A' }] })))).toEqual(['unknown-entry:X']);
+  });
+
+  test('duplicate node', () => {
+    const problems = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: ['B'] }, { name: 'B' }, { name: 'B' }] }));
+    expect(brief(problems)).toEqual(['duplicate-node:B']);
+    expect(problems[0]?.path).toEqual(['nodes', 2, 'name']);
+  });
+
+  test('duplicate child, within children and across children and triggers', () => {
+    const problems = problemsOf(() =>
+      loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: ['B', 'B'] }, { name: 'B', triggers: ['C'], children: ['C'] }, { name: 'C' }] }),
+    );
+    expect(brief(problems)).toEqual(['duplicate-child:A', 'duplicate-child:B']);
+  });
+
+  test('no entry node: every node has a parent', () => {
+    const problems = problemsOf(() => loadGraph({ name: 'g', nodes: [{ name: 'A', children: ['B'] }, { name: 'B', children: ['A'] }] }));
+    expect(brief(problems)).toContain('no-entry:');
+  });
+
+  test('several entry nodes', () => {
+    const problems = problemsOf(() => loadGraph({ name: 'g', nodes: [{ name: 'A', children: ['C'] }, { name: 'B', children: ['C'] }, { name: 'C' }] }));
+    expect(brief(problems)).toEqual(['several-entries:']);
+    expect(problems[0]?.message).toMatch(/"A", "B"/);
+  });
+
+  test('the entry is inferred when only one node has no parent', () => {
+    const g = loadGraph({ name: 'g', nodes: [{ name: 'B', children: ['C'] }, { name: 'A', children: ['B'] }, { name: 'C' }] });
+    expect(g.entry).toBe('A');
+  });
+
+  test('unreachable node', () => {
+    const problems = problemsOf(() =>
+      defineGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['End'] }, Lost: { children: ['End'] }, End: {} } }),
+    );
+    expect(brief(problems)).toEqual(['unreachable:Lost']);
+  });
+
+  test('trap: no leaf reachable', () => {
+    const problems = problemsOf(() =>
+      defineGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B', 'End'] }, B: { children: ['C'] }, C: { children: ['B'] }, End: {} } }),
+    );
+    expect(brief(problems)).toEqual(['trap:B', 'trap:C']);
+    expect(problems[0]?.message).toMatch(/no leaf is reachable/);
+  });
+
+  test('action on the entry, action on a leaf, missing action on an inner node', () => {
+    const problems = problemsOf(() =>
+      defineGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'], action: true }, B: { children: ['C'], action: false }, C: { action: true } } }),
+    );
+    expect(brief(problems)).toEqual(['action-on-entry:A', 'action-on-leaf:C', 'missing-action:B']);
+  });
+
+  test('triggers without a default child', () => {
+    const problems = problemsOf(() => defineGraph({ name: 'g', entry: 'A', nodes: { A: { triggers: ['B'] }, B: {} } }));
+    expect(brief(problems)).toEqual(['triggers-without-default:A']);
+  });
+
+  test('a name that is not a Kubernetes condition type', () => {
+    const problems = problemsOf(() =>
+      loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: ['bad name', '-Dash', 'Ok_1'] }, { name: 'bad name' }, { name: '-Dash' }, { name: 'Ok_1' }] }),
+    );
+    expect(brief(problems)).toEqual(['invalid-name:-Dash', 'invalid-name:bad name']);
+  });
+
+  test('condition type names: optional DNS prefix, 63-character name part, 316 overall', () => {
+    expect(conditionTypeProblem('Running')).toBeUndefined();
+    expect(conditionTypeProblem('db.example.com/Running')).toBeUndefined();
+    expect(conditionTypeProblem('Db.Example/Running')).toMatch(/prefix/);
+    expect(conditionTypeProblem('a/b/c')).toBeDefined();
+    expect(conditionTypeProblem('x'.repeat(63))).toBeUndefined();
+    expect(conditionTypeProblem('x'.repeat(64))).toMatch(/63/);
+    expect(conditionTypeProblem(`${'a'.repeat(253)}/${'b'.repeat(63)}`)).toMatch(/316/);
+    expect(conditionTypeProblem('')).toMatch(/empty/);
+  });
+
+  test('reserved names: DefaultState and the conditions okt writes', () => {
+    for (const reserved of ['DefaultState', 'Ready', 'Reconciling', 'Stalled']) {
+      const problems = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: [reserved] }, { name: reserved }] }));
+      expect(brief(problems)).toEqual([`reserved-name:${reserved}`]);
+    }
+  });
+
+  test('reports every problem of a graph at once, and lists them in the message', () => {
+    const error = (() => {
+      try {
+        loadGraph({ name: 'broken', entry: 'A', nodes: [{ name: 'A', children: ['Ready', 'Missing'], action: true }, { name: 'Ready' }, { name: 'Orphan' }] });
+      } catch (e) {
+        return e as GraphDefinitionError;
+      }
+      throw new Error('expected an error');
+    })();
+    expect(brief([...error.problems])).toEqual(['action-on-entry:A', 'reserved-name:Ready', 'unknown-child:A', 'unreachable:Orphan']);
+    expect(error.message).toMatch(/^graph "broken" is invalid \(4 problems\)/);
+    expect(error.graph).toBe('broken');
+  });
+});
+
+describe('loadGraph from plain data', () => {
+  test('round-trips through toData() and JSON', () => {
+    for (const graph of [databaseGraph, reconciliationGraph] as Graph[]) {
+      const again = loadGraph(JSON.parse(JSON.stringify(graph.toData())));
+      expect(again.toData()).toEqual(graph.toData());
+      expect(again.nodeNames.map((n) => again.node(n))).toEqual(graph.nodeNames.map((n) => graph.node(n)));
+    }
+  });
+
+  test('loads YAML with nodes as a map keyed by name', () => {
+    const graph = loadGraph(
+      parseYaml(`
+name: database
+entry: Start
+nodes:
+  Start: { children: [Running] }
+  Running: { children: [Servicing, Stopping] }
+  Servicing: { children: [Running, End] }
+  Stopping: { children: [End] }
+  End: {}
+`),
+    );
+    expect(graph.toData().nodes.map((n) => [n.name, n.children])).toEqual(
+      databaseGraph.toData().nodes.map((n) => [n.name, n.children]),
+    );
+  });
+
+  test('shape errors come back as zod issues with their paths', () => {
+    let error: GraphDefinitionError | undefined;
+    try {
+      loadGraph({ name: '', nodes: [{ name: 'A', childs: ['B'] }, { name: 3 }] });
+    } catch (e) {
+      error = e as GraphDefinitionError;
+    }
+    expect(error).toBeInstanceOf(GraphDefinitionError);
+    const paths = error!.issues.map((i) => i.path.join('.'));
+    expect(paths).toEqual(expect.arrayContaining(['name']));
+    expect(error!.problems.every((p) => p.code === 'schema')).toBe(true);
+    expect(error!.message).toMatch(/childs|nodes/);
+  });
+
+  test('rejects what is not an object at all', () => {
+    expect(() => loadGraph(null)).toThrow(GraphDefinitionError);
+    expect(() => loadGraph('database')).toThrow(/invalid/);
+  });
+});
+
+describe('renderMermaid', () => {
+  test('draws every edge with its priority and role, the entry and the leaves', () => {
+    const text = renderMermaid(databaseGraph);
+    expect(text).toContain('stateDiagram-v2');
+    expect(text).toContain('state "Running" as s1');
+    expect(text).toContain('[*] --> s0');
+    expect(text).toContain('s1 --> s2 : 1\n');
+    expect(text).toContain('s1 --> s3 : 2 default');
+    expect(text).toContain('s4 --> [*]');
+    expect(renderMermaid(reconciliationGraph)).toContain('s0 --> s6 : 1 trigger');
+  });
+});
