@@ -1,0 +1,114 @@
+import { WorkQueue } from './workqueue.ts';
+import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
+import { createLogger, type Logger } from './logger.ts';
+
+/** What a reconcile asks for: nothing (done until something changes) or another look after a delay. */
+export type ReconcileResult = { requeueAfter?: number } | void | undefined;
+
+export interface ReconcileContext {
+  /** A child logger whose every line carries `key`. */
+  log: Logger;
+  /** Failures of this key since its last success (0 on a first attempt). */
+  retries: number;
+}
+
+export type Reconcile = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult>;
+
+export interface ControllerOptions {
+  /** Names the controller in logs and metrics. */
+  name: string;
+  reconcile: Reconcile;
+  /** Parallel reconciles (different keys only). Default 4. */
+  workers?: number;
+  queue?: WorkQueue;
+  metrics?: ControllerMetrics;
+  logger?: Logger;
+}
+
+/**
+ * Runs `reconcile` for queued keys on N workers: an error re-queues the key with its exponential
+ * backoff; success forgets the backoff; `requeueAfter` schedules another look.
+ */
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  readonly #reconcile: Reconcile;
+  readonly #workers: number;
+  readonly #metrics: ControllerMetrics | undefined;
+  readonly #log: Logger;
+  #running: Promise<void>[] = [];
+
+  constructor(options: ControllerOptions) {
+    const workers = options.workers ?? 4;
+    if (!Number.isInteger(workers) || workers < 1) throw new Error(`controller ${options.name}: workers must be a positive integer, got ${workers}`);
+    this.name = options.name;
+    this.#reconcile = options.reconcile;
+    this.#workers = workers;
+    this.#metrics = options.metrics;
+    this.#log = (options.logger ?? createLogger()).child({ controller: options.name });
+    const metrics = options.metrics;
+    this.queue = options.queue ?? new WorkQueue({
+      observer: metrics && {
+        depth: (n) => metrics.queueDepth.labels(options.name).set(n),
+        latency: (seconds) => metrics.queueLatency.labels(options.name).observe(seconds),
+      },
+    });
+  }
+
+  get started(): boolean {
+    return this.#running.length > 0;
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.#log.info({ workers: this.#workers }, 'starting workers');
+    for (let i = 0; i < this.#workers; i += 1) this.#running.push(this.#work());
+  }
+
+  /** Stops taking new keys, lets queued and running reconciles finish, then resolves. */
+  async stop(): Promise<void> {
+    await this.queue.shutDownWithDrain();
+    await Promise.all(this.#running);
+    this.#log.info('workers stopped');
+  }
+
+  async #work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      await this.#process(key);
+    }
+  }
+
+  async #process(key: string): Promise<void> {
+    const log = this.#log.child({ key });
+    const started = performance.now();
+    let outcome: ReconcileOutcome = 'success';
+    try {
+      const result = await this.#reconcile(key, { log, retries: this.queue.numRequeues(key) });
+      this.queue.forget(key);
+      const after = result?.requeueAfter;
+      if (after !== undefined && after > 0) {
+        outcome = 'requeue_after';
+        this.queue.addAfter(key, after);
+      }
+      log.debug({ result: outcome, requeueAfterMs: after, durationMs: round(performance.now() - started) }, 'reconciled');
+    } catch (err) {
+      outcome = 'error';
+      this.queue.addRateLimited(key);
+      log.error({ err, retries: this.queue.numRequeues(key), durationMs: round(performance.now() - started) }, 'reconcile failed');
+    } finally {
+      this.#metrics?.reconcileTotal.labels(this.name, outcome).inc();
+      this.#metrics?.reconcileDuration.labels(this.name).observe((performance.now() - started) / 1000);
+      this.queue.done(key);
+    }
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

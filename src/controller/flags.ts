@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import type { LevelWithSilent } from 'pino';
+import { DEFAULT_LEADER_ELECTION } from './leader-election.ts';
+import type { ManagerLeaderElection } from './manager.ts';
+
+/** The operator process's runtime settings, as the flags below give them. */
+export interface ControllerRuntimeSettings {
+  workers: number;
+  health: { port: number; host: string } | false;
+  leaderElection: ManagerLeaderElection | false;
+  logLevel: LevelWithSilent;
+}
+
+const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Adds the controller runtime's flags to a command (the CLI's operator command). */
+export function addControllerRuntimeFlags(command: Command): Command {
+  return command
+    .option('--workers <n>', 'parallel reconciles (different CRs only)', '4')
+    .option('--health-port <port>', 'port of /healthz, /readyz and /metrics (0: any free port, -1: none)', '8081')
+    .option('--health-host <host>', 'address the health server binds', '0.0.0.0')
+    .option('--leader-elect', 'run only while holding a coordination.k8s.io/v1 Lease (for several replicas)', false)
+    .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'default')
+    .option('--leader-election-id <name>', 'name of the Lease', 'okt-operator')
+    .option('--leader-election-identity <id>', 'this replica\'s identity in the Lease (default: hostname_uuid)')
+    .option('--lease-duration <seconds>', 'how long a Lease stays valid without renewal', String(DEFAULT_LEADER_ELECTION.leaseDurationMs / 1000))
+    .option('--renew-deadline <seconds>', 'the leader steps down when it could not renew for this long', String(DEFAULT_LEADER_ELECTION.renewDeadlineMs / 1000))
+    .option('--retry-period <seconds>', 'time between acquire/renew attempts', String(DEFAULT_LEADER_ELECTION.retryPeriodMs / 1000))
+    .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info');
+}
+
+/** Turns parsed flag values (commander's `opts()`) into settings; a bad value throws naming its flag. */
+export function controllerRuntimeSettings(opts: Record<string, unknown>): ControllerRuntimeSettings {
+  const workers = integer(opts.workers, '--workers', 1);
+  const port = integer(opts.healthPort, '--health-port', -1);
+  const logLevel = String(opts.logLevel ?? 'info') as LevelWithSilent;
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`--log-level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  let leaderElection: ManagerLeaderElection | false = false;
+  if (opts.leaderElect === true) {
+    leaderElection = {
+      namespace: nonEmpty(opts.leaderElectionNamespace, '--leader-election-namespace'),
+      name: nonEmpty(opts.leaderElectionId, '--leader-election-id'),
+      leaseDurationMs: seconds(opts.leaseDuration, '--lease-duration'),
+      renewDeadlineMs: seconds(opts.renewDeadline, '--renew-deadline'),
+      retryPeriodMs: seconds(opts.retryPeriod, '--retry-period'),
+    };
+    if (opts.leaderElectionIdentity !== undefined) leaderElection.identity = nonEmpty(opts.leaderElectionIdentity, '--leader-election-identity');
+  }
+  return {
+    workers,
+    health: port < 0 ? false : { port, host: nonEmpty(opts.healthHost ?? '0.0.0.0', '--health-host') },
+    leaderElection,
+    logLevel,
+  };
+}
+
+function integer(value: unknown, flag: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${flag}: expected an integer >= ${min}, got "${String(value)}"`);
+  return n;
+}
+
+function seconds(value: unknown, flag: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag}: expected a positive number of seconds, got "${String(value)}"`);
+  return Math.round(n * 1000);
+}
+
+function nonEmpty(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || value === '') throw new Error(`${flag}: must not be empty`);
+  return value;
+}

@@ -1,0 +1,259 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  isGone, objectKey, type KubeObject, type KubeTransport, type ResourceRef, type WatchEvent,
+} from '../kube/transport/index.ts';
+import { exponentialBackoffMs } from './rate-limiter.ts';
+import { createLogger, type Logger } from './logger.ts';
+
+/** Read access to an informer's cache, by `namespace/name`. */
+export interface Store<T> {
+  get(key: string): T | undefined;
+  has(key: string): boolean;
+  keys(): IterableIterator<string>;
+  /** All objects, or those of one namespace. */
+  list(namespace?: string): T[];
+  readonly size: number;
+}
+
+export interface InformerHandler<T> {
+  onAdd?(obj: T): void;
+  /** Also called with old === obj on a periodic resync. */
+  onUpdate?(old: T, obj: T): void;
+  onDelete?(obj: T): void;
+}
+
+export interface InformerOptions<T extends KubeObject> {
+  transport: KubeTransport;
+  resource: ResourceRef;
+  /** Default: all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  /** Shrinks each object before it is cached. Default: `stripManagedFields`. */
+  transform?: (obj: KubeObject) => T;
+  /** Calls onUpdate(obj, obj) for every cached object this often; 0 (default) = never. */
+  resyncPeriodMs?: number;
+  /** The server ends each watch after this long (client-go: 5-10 min at random). Default 300-600 s. */
+  watchTimeoutSeconds?: number;
+  /** Backoff between failed list/watch attempts (client-go: 800 ms up to 30 s). */
+  backoff?: { initialMs: number; maxMs: number };
+  /** List page size. Default 500. */
+  pageSize?: number;
+  logger?: Logger;
+}
+
+export interface InformerStats {
+  /** Full lists done (the first included). */
+  lists: number;
+  /** Relists caused by 410 Gone. */
+  relists: number;
+  /** Watch streams opened. */
+  watches: number;
+  /** Failed list or watch attempts. */
+  failures: number;
+}
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The default transform: drops managedFields and kubectl's last-applied annotation (often most of an object's size). */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  const { managedFields: _dropped, annotations, ...metadata } = obj.metadata;
+  const kept: KubeObject['metadata'] = metadata;
+  if (annotations) {
+    const { [LAST_APPLIED]: _lastApplied, ...rest } = annotations;
+    if (Object.keys(rest).length > 0) kept.annotations = rest;
+  }
+  return { ...obj, metadata: kept };
+}
+
+/**
+ * client-go's reflector + indexer in one: lists, then watches from the list's resourceVersion,
+ * keeps a cache by `namespace/name`, relists on 410 Gone, re-watches from the last seen
+ * resourceVersion (bookmarks included) when a stream ends, with backoff after failures.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly stats: InformerStats = { lists: 0, relists: 0, watches: 0, failures: 0 };
+  readonly #items = new Map<string, T>();
+  readonly #handlers: InformerHandler<T>[] = [];
+  readonly #options: InformerOptions<T>;
+  readonly #transform: (obj: KubeObject) => T;
+  readonly #log: Logger;
+  #resourceVersion = '';
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #abort: AbortController | undefined;
+  #loop: Promise<void> | undefined;
+  #resync: NodeJS.Timeout | undefined;
+
+  readonly store: Store<T>;
+
+  constructor(options: InformerOptions<T>) {
+    if (options.resyncPeriodMs !== undefined && !(options.resyncPeriodMs >= 0)) {
+      throw new Error(`informer: resyncPeriodMs must be >= 0, got ${options.resyncPeriodMs}`);
+    }
+    this.#options = options;
+    this.#transform = options.transform ?? (stripManagedFields as (obj: KubeObject) => T);
+    this.#log = (options.logger ?? createLogger()).child({ informer: options.resource.plural });
+    const items = this.#items;
+    this.store = {
+      get: (key) => items.get(key),
+      has: (key) => items.has(key),
+      keys: () => items.keys(),
+      list: (namespace) => {
+        const all = [...items.values()];
+        return namespace === undefined ? all : all.filter((obj) => obj.metadata.namespace === namespace);
+      },
+      get size() {
+        return items.size;
+      },
+    };
+  }
+
+  get hasSynced(): boolean {
+    return this.#synced;
+  }
+  /** The resourceVersion of the last list, event or bookmark seen. */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  addHandler(handler: InformerHandler<T>): void {
+    this.#handlers.push(handler);
+  }
+
+  /** Resolves once the first list is in the cache. */
+  waitForSync(): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise((resolve) => this.#syncWaiters.push(resolve));
+  }
+
+  start(): void {
+    if (this.#loop) return;
+    this.#abort = new AbortController();
+    this.#loop = this.#run(this.#abort.signal);
+    const period = this.#options.resyncPeriodMs ?? 0;
+    if (period > 0) this.#resync = setInterval(() => this.#resyncAll(), period);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#resync);
+    this.#abort?.abort();
+    await this.#loop;
+    this.#loop = undefined;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    const backoff = this.#options.backoff ?? { initialMs: 800, maxMs: 30_000 };
+    let needList = true;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.#listAndReplace();
+          needList = false;
+        }
+        const events = await this.#watch(signal);
+        // A stream the server ends at once without a single event is a failure in disguise.
+        failures = events > 0 ? 0 : failures + 1;
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          this.stats.relists += 1;
+          this.#log.info({ resourceVersion: this.#resourceVersion, reason: (err as Error).message }, 'resourceVersion expired, relisting');
+          needList = true;
+          continue;
+        }
+        failures += 1;
+        this.stats.failures += 1;
+        this.#log.warn({ err, failures }, needList ? 'list failed' : 'watch failed');
+      }
+      if (failures > 0) {
+        const wait = exponentialBackoffMs(failures - 1, backoff.initialMs, backoff.maxMs);
+        await sleep(wait * (1 + Math.random() * 0.2), undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  async #listAndReplace(): Promise<void> {
+    const { transport, resource, namespace, labelSelector } = this.#options;
+    const fresh = new Map<string, T>();
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await transport.list(resource, { namespace, labelSelector, limit: this.#options.pageSize ?? 500, continue: cont });
+      for (const item of page.items) {
+        const obj = this.#transform(item);
+        fresh.set(objectKey(obj), obj);
+      }
+      cont = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion;
+    } while (cont);
+    this.stats.lists += 1;
+    for (const [key, old] of this.#items) {
+      if (!fresh.has(key)) {
+        this.#items.delete(key);
+        this.#emit((h) => h.onDelete?.(old));
+      }
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.#items.get(key);
+      this.#items.set(key, obj);
+      if (!old) this.#emit((h) => h.onAdd?.(obj));
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.#emit((h) => h.onUpdate?.(old, obj));
+    }
+    this.#resourceVersion = resourceVersion;
+    this.#log.debug({ resourceVersion, objects: fresh.size }, 'listed');
+    if (!this.#synced) {
+      this.#synced = true;
+      for (const resolve of this.#syncWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** Returns the number of events received once the stream ends normally. */
+  async #watch(signal: AbortSignal): Promise<number> {
+    const { transport, resource, namespace, labelSelector } = this.#options;
+    const timeoutSeconds = this.#options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    this.stats.watches += 1;
+    let events = 0;
+    const stream = transport.watch(resource, { namespace, labelSelector, resourceVersion: this.#resourceVersion, timeoutSeconds, signal });
+    for await (const event of stream) {
+      events += 1;
+      this.#apply(event);
+    }
+    return events;
+  }
+
+  #apply(event: WatchEvent): void {
+    const rv = event.object.metadata?.resourceVersion;
+    if (event.type === 'BOOKMARK') {
+      if (rv) this.#resourceVersion = rv;
+      return;
+    }
+    const obj = this.#transform(event.object);
+    const key = objectKey(obj);
+    const old = this.#items.get(key);
+    if (event.type === 'DELETED') {
+      this.#items.delete(key);
+      this.#emit((h) => h.onDelete?.(old ?? obj));
+    } else {
+      this.#items.set(key, obj);
+      if (old) this.#emit((h) => h.onUpdate?.(old, obj));
+      else this.#emit((h) => h.onAdd?.(obj));
+    }
+    if (rv) this.#resourceVersion = rv;
+  }
+
+  #resyncAll(): void {
+    if (!this.#synced) return;
+    for (const obj of this.#items.values()) this.#emit((h) => h.onUpdate?.(obj, obj));
+  }
+
+  #emit(call: (handler: InformerHandler<T>) => void): void {
+    for (const handler of this.#handlers) {
+      try {
+        call(handler);
+      } catch (err) {
+        this.#log.error({ err }, 'informer handler threw');
+      }
+    }
+  }
+}
