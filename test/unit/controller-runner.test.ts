@@ -1,0 +1,154 @@
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Command } from 'commander';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  Controller, ExponentialFailureRateLimiter, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
+  createControllerMetrics, createLogger, stripManagedFields,
+} from '../../src/controller/index.ts';
+
+function captureLogs(): { lines: Record<string, unknown>[]; logger: ReturnType<typeof createLogger> } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'debug', destination }) };
+}
+
+describe('Controller', () => {
+  it('never reconciles one key on two workers at once, and reconciles every key added after its last start', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.nat({ max: 3 })), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (adds, workers) => {
+          const inFlight = new Set<string>();
+          const owed = new Set<string>();
+          let overlap = false;
+          const controller = new Controller({
+            name: 'prop', workers, logger: createLogger({ level: 'silent' }),
+            reconcile: async (key) => {
+              if (inFlight.has(key)) overlap = true;
+              inFlight.add(key);
+              owed.delete(key);
+              await sleep(0);
+              inFlight.delete(key);
+            },
+          });
+          controller.start();
+          for (const [key, pause] of adds) {
+            controller.enqueue(key);
+            owed.add(key);
+            for (let i = 0; i < pause; i += 1) await sleep(0);
+          }
+          await controller.stop();
+          expect(overlap).toBe(false);
+          expect([...owed]).toEqual([]);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('retries a failing key with backoff, forgets the backoff on success, and counts results', async () => {
+    const metrics = createControllerMetrics({ processMetrics: false });
+    const { lines, logger } = captureLogs();
+    const retriesSeen: number[] = [];
+    let calls = 0;
+    const done = Promise.withResolvers<void>();
+    const queue = new WorkQueue({ rateLimiter: new ExponentialFailureRateLimiter(1, 10) });
+    const controller = new Controller({
+      name: 'flaky', metrics, logger, queue, workers: 2,
+      reconcile: async (key, { log, retries }) => {
+        calls += 1;
+        retriesSeen.push(retries);
+        log.info('attempt');
+        if (calls < 3) throw new Error(`boom ${calls}`);
+        done.resolve();
+        expect(key).toBe('ns/flaky');
+      },
+    });
+    controller.start();
+    controller.enqueue('ns/flaky');
+    await done.promise;
+    await controller.stop();
+    expect(retriesSeen).toEqual([0, 1, 2]);
+    expect(queue.numRequeues('ns/flaky')).toBe(0);
+    const total = await metrics.reconcileTotal.get();
+    const byResult = Object.fromEntries(total.values.map((v) => [v.labels.result, v.value]));
+    expect(byResult).toEqual({ error: 2, success: 1 });
+    // Every line about the reconcile carries the key.
+    const reconcileLines = lines.filter((line) => line.msg === 'attempt' || line.msg === 'reconcile failed' || line.msg === 'reconciled');
+    expect(reconcileLines).toHaveLength(6);
+    for (const line of reconcileLines) expect(line).toMatchObject({ key: 'ns/flaky', controller: 'flaky' });
+    expect(lines.find((line) => line.msg === 'reconcile failed')).toMatchObject({ level: 'error', err: { message: 'boom 1' } });
+  });
+
+  it('reconciles again after requeueAfter', async () => {
+    let calls = 0;
+    const second = Promise.withResolvers<void>();
+    const controller = new Controller({
+      name: 'later', logger: createLogger({ level: 'silent' }),
+      reconcile: async () => {
+        calls += 1;
+        if (calls === 1) return { requeueAfter: 5 };
+        second.resolve();
+        return undefined;
+      },
+    });
+    controller.start();
+    controller.enqueue('k');
+    await second.promise;
+    await controller.stop();
+    expect(calls).toBe(2);
+  });
+
+  it('rejects a worker count that is not a positive integer, naming it', () => {
+    expect(() => new Controller({ name: 'x', workers: 0, reconcile: async () => undefined })).toThrow(/workers/);
+  });
+});
+
+describe('stripManagedFields', () => {
+  it('drops managedFields and the last-applied annotation, keeping everything else', () => {
+    const obj = {
+      apiVersion: 'x/v1', kind: 'X', spec: { a: 1 },
+      metadata: {
+        name: 'n', namespace: 'ns', resourceVersion: '5', managedFields: [{ manager: 'kubectl' }],
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'me' },
+      },
+    };
+    expect(stripManagedFields(obj)).toEqual({
+      apiVersion: 'x/v1', kind: 'X', spec: { a: 1 },
+      metadata: { name: 'n', namespace: 'ns', resourceVersion: '5', annotations: { keep: 'me' } },
+    });
+    expect(obj.metadata.managedFields).toHaveLength(1);
+  });
+});
+
+describe('controller runtime flags', () => {
+  const parse = (argv: string[]) => {
+    const command = addControllerRuntimeFlags(new Command('operator').exitOverride());
+    command.parse(argv, { from: 'user' });
+    return controllerRuntimeSettings(command.opts());
+  };
+
+  it('defaults: 4 workers, health on 8081, no leader election', () => {
+    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, logLevel: 'info' });
+  });
+
+  it('leader election with client-go durations, overridable', () => {
+    expect(parse(['--leader-elect', '--leader-election-id', 'db-op', '--retry-period', '0.5']).leaderElection).toEqual({
+      namespace: 'default', name: 'db-op', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 500,
+    });
+  });
+
+  it('names the flag of a bad value', () => {
+    expect(() => parse(['--workers', '0'])).toThrow(/--workers/);
+    expect(() => parse(['--log-level', 'loud'])).toThrow(/--log-level/);
+    expect(() => parse(['--leader-elect', '--lease-duration', 'soon'])).toThrow(/--lease-duration/);
+  });
+});
