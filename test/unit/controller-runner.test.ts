@@ -8,6 +8,12 @@ import {
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
 
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 function captureLogs(): { lines: Record<string, unknown>[]; logger: ReturnType<typeof createLogger> } {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
@@ -59,7 +65,7 @@ describe('Controller', () => {
     const { lines, logger } = captureLogs();
     const retriesSeen: number[] = [];
     let calls = 0;
-    const done = Promise.withResolvers<void>();
+    const done = deferred();
     const queue = new WorkQueue({ rateLimiter: new ExponentialFailureRateLimiter(1, 10) });
     const controller = new Controller({
       name: 'flaky', metrics, logger, queue, workers: 2,
@@ -90,7 +96,7 @@ describe('Controller', () => {
 
   it('reconciles again after requeueAfter', async () => {
     let calls = 0;
-    const second = Promise.withResolvers<void>();
+    const second = deferred();
     const controller = new Controller({
       name: 'later', logger: createLogger({ level: 'silent' }),
       reconcile: async () => {
