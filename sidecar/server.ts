@@ -3,7 +3,8 @@
 // every 4xx is an RFC 9457 problem naming the field, and no answer ever carries a stack trace.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import {
@@ -78,9 +79,10 @@ function sendValid<T>(reply: FastifyReply, status: number, schema: z.ZodType<T>,
 
 const problemType = (kind: string) => `urn:okt:sidecar:problem:${kind}`;
 
-function sendProblem(reply: FastifyReply, problem: Omit<Problem, 'type'> & { kind: string }): FastifyReply {
+function sendProblem(reply: FastifyReply, problem: Omit<Problem, 'type' | 'title'> & { kind: string }): FastifyReply {
   const { kind, ...rest } = problem;
-  const body: Problem = { type: problemType(kind), ...rest, instance: reply.request.url };
+  const title = STATUS_CODES[problem.status] ?? 'Error';
+  const body: Problem = { type: problemType(kind), title, ...rest, instance: reply.request.url };
   if (body.errors?.[0] !== undefined) {
     body.field ??= body.errors[0].field;
     body.reason ??= body.errors[0].reason;
@@ -130,7 +132,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logger: { level: config.logLevel },
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
   let manager: OperationManager | undefined;
@@ -168,7 +170,6 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
       reply.header('www-authenticate', 'Bearer realm="okt-sidecar"');
       return sendProblem(reply, {
         kind: 'unauthorized',
-        title: 'Unauthorized',
         status: 401,
         detail: request.headers.authorization === undefined ? 'a bearer token is required' : 'the bearer token is wrong',
         field: 'header.authorization',
@@ -183,7 +184,6 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, {
       kind: 'not-found',
-      title: 'Not Found',
       status: 404,
       detail: `no route ${request.method} ${request.url.split('?')[0]}`,
     }),
@@ -192,7 +192,6 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     if (error instanceof RequestInvalid) {
       return sendProblem(reply, {
         kind: 'invalid-request',
-        title: 'Bad Request',
         status: 400,
         detail: error.message,
         errors: error.errors,
@@ -203,8 +202,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
         ...(error.field === undefined ? {} : { field: error.field, reason: error.message }),
         ...(error.activeOperations === undefined ? {} : { activeOperations: error.activeOperations }),
       };
-      const title = { 404: 'Not Found', 409: 'Conflict', 422: 'Unprocessable Content', 503: 'Service Unavailable' }[error.status] ?? 'Error';
-      return sendProblem(reply, { kind: error.kind, title, status: error.status, detail: error.message, ...extra });
+      return sendProblem(reply, { kind: error.kind, status: error.status, detail: error.message, ...extra });
     }
     const fastifyError = error as { statusCode?: number; code?: string; message?: string };
     const status = fastifyError.statusCode ?? 500;
@@ -216,7 +214,6 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
           : (fastifyError.message ?? 'bad request');
       return sendProblem(reply, {
         kind: fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body-too-large' : 'invalid-request',
-        title: 'Bad Request',
         status,
         detail,
         errors: [{ field, reason: detail }],
@@ -225,7 +222,6 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, {
       kind: 'internal',
-      title: 'Internal Server Error',
       status: status >= 500 && status < 600 ? status : 500,
       detail: 'the sidecar could not handle this request; see its log',
     });
