@@ -72,7 +72,7 @@ export const SidecarConfigSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().default('127.0.0.1'),
-      port: z.number().int().min(0).max(65535).default(8479),
+      port: z.coerce.number().int().min(0).max(65535).default(8479),
     })
     .default({ host: '127.0.0.1', port: 8479 }),
   tokenFile: z.string().min(1),
