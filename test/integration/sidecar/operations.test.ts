@@ -1,0 +1,206 @@
+// Operations through real HTTP and real processes: events, idempotency, conflicts, timeouts,
+// cancellation, and the http and module actions.
+import { createServer, type Server } from 'node:http';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SidecarProblemError } from '../../../src/sidecar-client/index.ts';
+import { alive, baseConfig, eventually, makeDir, removeDirs, startInProcess, type InProcess } from './helpers.ts';
+
+let app: InProcess;
+let dir: string;
+let appServer: Server;
+let appUrl: string;
+
+beforeAll(async () => {
+  dir = makeDir();
+  appServer = createServer((req, res) => {
+    if (req.url === '/backup') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"events":["Running"]}');
+    } else if (req.url === '/degraded') {
+      res.writeHead(503).end('down');
+    } else {
+      res.writeHead(500).end('broken');
+    }
+  });
+  await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
+  const address = appServer.address();
+  appUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  writeFileSync(
+    path.join(dir, 'action.mjs'),
+    `export default (ctx) => ctx.params.go ? [ctx.params.go] : undefined;
+     export const boom = () => { throw new Error('no disk'); };`,
+  );
+  const sh = (script: string) => ({ argv: ['sh', '-c', script] });
+  app = await startInProcess(
+    dir,
+    baseConfig(dir, {
+      demo: {
+        nodes: {
+          Noop: { command: { argv: ['true'] } },
+          Emit: { command: sh('echo working; echo "okt-event: Servicing"; echo "okt-event: Running"') },
+          Stay: { command: { argv: ['true'] }, onSuccess: [] },
+          Env: { command: sh('echo "okt-event: $OKT_PARAM_target"; echo "node=$OKT_NODE id=$OKT_OPERATION_ID"') },
+          Fail: { command: sh('echo oops >&2; exit 3') },
+          FailHandled: { command: sh('exit 4'), onFailure: 'ErrorManager' },
+          BadEvent: { command: sh('echo "okt-event: not an event!"') },
+          Hang: { command: sh(`sleep 300 & echo $! > ${dir}/grandchild.pid; wait`), timeoutMs: 300 },
+          Slow: { command: sh(`echo $$ > ${dir}/slow.pid; sleep 300`) },
+          Missing: { command: { argv: [path.join(dir, 'no-such-program')] } },
+          HttpOk: { http: { url: `${appUrl}/backup` } },
+          HttpMapped: { http: { url: `${appUrl}/degraded`, statusEvents: { '503': ['Stopping'] } } },
+          HttpFail: { http: { url: `${appUrl}/other` } },
+          Module: { module: { path: 'action.mjs' } },
+          ModuleThrows: { module: { path: 'action.mjs', export: 'boom' }, onFailure: 'ErrorManager' },
+        },
+      },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await app?.close();
+  await new Promise((r) => appServer?.close(r));
+  removeDirs();
+});
+
+let counter = 0;
+const nextId = () => `op-${++counter}`;
+
+async function run(node: string, params?: Record<string, string>) {
+  const id = nextId();
+  const started = await app.client.startOperation(id, params ? { node, params } : { node });
+  expect(started.id).toBe(id);
+  return app.client.waitForOperation(id, { timeoutMs: 30_000 });
+}
+
+describe('sidecar operations', () => {
+  it('a command that exits 0 without event lines raises DefaultState', async () => {
+    const op = await run('Noop');
+    expect(op).toMatchObject({ phase: 'Succeeded', events: ['DefaultState'], reason: 'Completed', exitCode: 0 });
+    expect(op.finishedAt).toBeDefined();
+  });
+
+  it('event lines on stdout are the events raised, in order; the output tail is kept', async () => {
+    const op = await run('Emit');
+    expect(op.events).toEqual(['Servicing', 'Running']);
+    expect(op.outputTail).toContain('working');
+  });
+
+  it('onSuccess: [] raises nothing', async () => {
+    expect((await run('Stay')).events).toEqual([]);
+  });
+
+  it('params reach the command as OKT_PARAM_* variables, never through a shell string', async () => {
+    const op = await run('Env', { target: 'Stopping' });
+    expect(op.events).toEqual(['Stopping']);
+    expect(op.outputTail.some((l) => /^node=Env id=op-\d+$/.test(l))).toBe(true);
+  });
+
+  it('a non-zero exit fails the operation, or raises onFailure when the node declares one', async () => {
+    expect(await run('Fail')).toMatchObject({ phase: 'Failed', events: [], reason: 'NonZeroExit', exitCode: 3 });
+    expect(await run('FailHandled')).toMatchObject({
+      phase: 'Succeeded',
+      events: ['ErrorManager'],
+      reason: 'NonZeroExit',
+      exitCode: 4,
+    });
+  });
+
+  it('an event line that is not an event name fails the operation', async () => {
+    const op = await run('BadEvent');
+    expect(op).toMatchObject({ phase: 'Failed', reason: 'InvalidEvents' });
+  });
+
+  it('a program that cannot be started fails with ActionError', async () => {
+    expect(await run('Missing')).toMatchObject({ phase: 'Failed', reason: 'ActionError' });
+  });
+
+  it('a hanging command is killed at its timeout, with its whole process group', async () => {
+    const op = await run('Hang');
+    expect(op).toMatchObject({ phase: 'Failed', reason: 'Timeout' });
+    const grandchild = Number(readFileSync(path.join(dir, 'grandchild.pid'), 'utf8'));
+    await eventually(() => !alive(grandchild), 'the grandchild to be killed');
+  });
+
+  it('the same id with the same body returns the same operation and runs nothing again', async () => {
+    const id = nextId();
+    const first = await app.client.startOperation(id, { node: 'Emit', graph: 'demo' });
+    const done = await app.client.waitForOperation(id);
+    const again = await app.client.startOperation(id, { node: 'Emit' }); // graph defaulted: the same request
+    expect(again).toEqual(done);
+    expect(again.createdAt).toBe(first.createdAt);
+    expect(again.attempts).toBe(1);
+  });
+
+  it('the same id with another body is a 409 conflict', async () => {
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Noop' });
+    await app.client.waitForOperation(id);
+    const error = await app.client.startOperation(id, { node: 'Noop', params: { a: 'b' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SidecarProblemError);
+    expect((error as SidecarProblemError).status).toBe(409);
+    expect((error as SidecarProblemError).problem.type).toMatch(/id-conflict$/);
+  });
+
+  it('a second start while one runs is a 409 naming the running operation; its own id is fine', async () => {
+    const slow = nextId();
+    await app.client.startOperation(slow, { node: 'Slow' });
+    const error = await app.client.startOperation(nextId(), { node: 'Noop' }).catch((e: unknown) => e);
+    expect((error as SidecarProblemError).status).toBe(409);
+    expect((error as SidecarProblemError).problem.activeOperations).toEqual([slow]);
+    expect((await app.client.startOperation(slow, { node: 'Slow' })).id).toBe(slow);
+    await app.client.cancelOperation(slow);
+  });
+
+  it('cancel kills the action and ends the operation Cancelled; cancelling again changes nothing', async () => {
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Slow' });
+    const pidFile = path.join(dir, 'slow.pid');
+    const pid = await eventually(() => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8')) || 0;
+      } catch {
+        return 0;
+      }
+    }, 'the slow action to start');
+    const cancelled = await app.client.cancelOperation(id);
+    expect(cancelled).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled', events: [] });
+    expect(alive(pid)).toBe(false);
+    expect(await app.client.cancelOperation(id)).toEqual(cancelled);
+    // and the sidecar is free again
+    expect((await run('Noop')).phase).toBe('Succeeded');
+  });
+
+  it('a long-poll answers with the operation still running when the wait runs out', async () => {
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Slow' });
+    const op = await app.client.getOperation(id, { waitMs: 100 });
+    expect(op.phase).toBe('Running');
+    await app.client.cancelOperation(id);
+  });
+
+  it('http actions: JSON events, mapped statuses, and unmapped failures', async () => {
+    expect(await run('HttpOk')).toMatchObject({ phase: 'Succeeded', events: ['Running'] });
+    expect(await run('HttpMapped')).toMatchObject({ phase: 'Succeeded', events: ['Stopping'] });
+    expect(await run('HttpFail')).toMatchObject({ phase: 'Failed', reason: 'HttpStatus' });
+  });
+
+  it('module actions: returned events, onSuccess when none, onFailure when it throws', async () => {
+    expect((await run('Module', { go: 'Servicing' })).events).toEqual(['Servicing']);
+    expect((await run('Module')).events).toEqual(['DefaultState']);
+    expect(await run('ModuleThrows')).toMatchObject({ phase: 'Succeeded', events: ['ErrorManager'], reason: 'ActionError' });
+  });
+
+  it('an unknown node or graph is a 422 naming the field', async () => {
+    const node = await app.client.startOperation(nextId(), { node: 'Nope' }).catch((e: unknown) => e);
+    expect((node as SidecarProblemError).problem).toMatchObject({ status: 422, field: 'body.node' });
+    const graph = await app.client.startOperation(nextId(), { node: 'Noop', graph: 'other' }).catch((e: unknown) => e);
+    expect((graph as SidecarProblemError).problem).toMatchObject({ status: 422, field: 'body.graph' });
+  });
+
+  it('an unknown operation is a 404 problem', async () => {
+    const error = await app.client.getOperation('never-started').catch((e: unknown) => e);
+    expect((error as SidecarProblemError).status).toBe(404);
+  });
+});
