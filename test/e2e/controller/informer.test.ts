@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, Informer } from '../../../src/controller/index.ts';
+import type { KubeTransport, ResourceRef } from '../../../src/kube/transport/index.ts';
+import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, waitFor } from '../helpers/index.ts';
+import { gadget, gadgetCrd, setUpGadgets, type Gadget } from './fixture.ts';
+
+const group = 'informer.controller.okt.dev';
+const quiet = createLogger({ level: 'silent' });
+let transport: KubeTransport;
+let resource: ResourceRef;
+
+beforeAll(async () => {
+  ({ transport, resource } = await setUpGadgets(group));
+});
+afterAll(async () => {
+  await transport?.close();
+});
+
+function record(informer: Informer<Gadget>): string[] {
+  const events: string[] = [];
+  informer.addHandler({
+    onAdd: (obj) => events.push(`add ${obj.metadata.name}`),
+    onUpdate: (_old, obj) => events.push(`update ${obj.metadata.name} ${obj.status?.state ?? ''}`),
+    onDelete: (obj) => events.push(`delete ${obj.metadata.name}`),
+  });
+  return events;
+}
+
+describe('Informer against a real API server', () => {
+  it('lists what exists, then follows adds, updates and deletes; the cache drops managedFields', async () => {
+    const namespace = await createNamespace(e2eKubeConfig(), 'informer');
+    for (const name of ['a', 'b', 'c']) await transport.create(resource, namespace, gadget(group, namespace, name));
+    const informer = new Informer<Gadget>({ transport, resource, namespace, logger: quiet });
+    const events = record(informer);
+    informer.start();
+    try {
+      await informer.waitForSync();
+      expect(informer.store.size).toBe(3);
+      expect(events.sort()).toEqual(['add a', 'add b', 'add c']);
+      expect(informer.store.get(`${namespace}/a`)?.metadata.managedFields).toBeUndefined();
+      events.length = 0;
+
+      await transport.create(resource, namespace, gadget(group, namespace, 'd'));
+      await transport.patchStatus(resource, namespace, 'a', { state: 'Running' });
+      await transport.delete(resource, namespace, 'b');
+      await waitFor('the three events', async () => (events.length >= 3 ? true : undefined), 10_000);
+      expect(events).toEqual(['add d', 'update a Running', 'delete b']);
+      expect([...informer.store.keys()].sort()).toEqual([`${namespace}/a`, `${namespace}/c`, `${namespace}/d`]);
+      expect(informer.store.get(`${namespace}/a`)?.status?.state).toBe('Running');
+      expect(informer.stats.lists).toBe(1);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('resumes from its last resourceVersion when the server ends the stream, without relisting', async () => {
+    const namespace = await createNamespace(e2eKubeConfig(), 'informer');
+    const informer = new Informer<Gadget>({ transport, resource, namespace, logger: quiet, watchTimeoutSeconds: 1 });
+    informer.start();
+    try {
+      await informer.waitForSync();
+      const firstWatches = informer.stats.watches;
+      for (let i = 0; i < 3; i += 1) {
+        await transport.create(resource, namespace, gadget(group, namespace, `g${i}`));
+        // Let at least one stream end between creates (each lasts 1 s).
+        const watches = informer.stats.watches;
+        await waitFor('the watch to be re-opened', async () => (informer.stats.watches > watches ? true : undefined), 10_000);
+      }
+      await waitFor('all three in the cache', async () => (informer.store.size === 3 ? true : undefined), 10_000);
+      expect(informer.stats.watches).toBeGreaterThan(firstWatches + 2);
+      expect(informer.stats.lists).toBe(1);
+      expect(informer.stats.relists).toBe(0);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('relists after 410 Gone: the CRD is deleted and re-created, so its old resourceVersions expire', async () => {
+    // Its own group: deleting the CRD must not disturb the other tests.
+    const ownGroup = 'relist.controller.okt.dev';
+    const kc = e2eKubeConfig();
+    const { manifest, resource: own } = gadgetCrd(ownGroup);
+    await applyCrd(kc, manifest);
+    const namespace = await createNamespace(kc, 'relist');
+    await transport.create(own, namespace, gadget(ownGroup, namespace, 'before'));
+    const informer = new Informer<Gadget>({ transport, resource: own, namespace, logger: quiet, backoff: { initialMs: 100, maxMs: 1000 } });
+    const events = record(informer);
+    informer.start();
+    try {
+      await informer.waitForSync();
+      expect([...informer.store.keys()]).toEqual([`${namespace}/before`]);
+
+      await deleteCrd(kc, manifest.metadata.name);
+      await waitFor('the CRD to be gone', async () => {
+        try {
+          await transport.list(own, { namespace });
+          return undefined;
+        } catch {
+          return true;
+        }
+      }, 60_000, 200);
+      await applyCrd(kc, manifest);
+      await transport.create(own, namespace, gadget(ownGroup, namespace, 'after'));
+
+      await waitFor('the informer to relist', async () => (informer.stats.relists > 0 && informer.store.has(`${namespace}/after`) ? true : undefined), 60_000, 200);
+      expect([...informer.store.keys()]).toEqual([`${namespace}/after`]);
+      expect(informer.stats.lists).toBeGreaterThanOrEqual(2);
+      expect(events).toContain('delete before');
+      expect(events).toContain('add after');
+    } finally {
+      await informer.stop();
+      await deleteCrd(kc, manifest.metadata.name);
+    }
+  });
+});
