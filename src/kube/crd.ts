@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { Graph } from '../graph/index.ts';
+import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
+
+/** Where a graph's custom resource lives in the API. */
+export interface CrdNames {
+  group: string;
+  version: string;
+  kind: string;
+  /** Default: the kind in lower case plus "s". */
+  plural?: string;
+  shortNames?: string[];
+}
+
+export interface ResolvedCrdNames {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+}
+
+export const GRAPH_ANNOTATION = 'okt.dev/graph';
+
+export function resolveCrdNames(names: CrdNames): ResolvedCrdNames {
+  const singular = names.kind.toLowerCase();
+  return {
+    group: names.group,
+    version: names.version,
+    kind: names.kind,
+    plural: names.plural ?? `${singular}s`,
+    singular,
+    shortNames: names.shortNames ?? [],
+  };
+}
+
+type JsonSchema = { [key: string]: unknown };
+
+/**
+ * The CustomResourceDefinition (apiextensions.k8s.io/v1) of a graph's custom resource. The spec and
+ * status schemas come from the same zod schemas the operator parses with, made structural here, so
+ * the server's validation and the operator's cannot drift apart.
+ */
+export function generateCrd(graph: Graph, names: CrdNames): Record<string, unknown> {
+  const n = resolveCrdNames(names);
+  const spec = structural(z.toJSONSchema(lifecycleSpecSchema, { target: 'openapi-3.0', io: 'input' }));
+  const desiredState = (spec.properties as Record<string, JsonSchema>).desiredState!;
+  desiredState.enum = [...graph.nodeNames];
+  desiredState.description = `The node of the "${graph.name}" graph the application should reach.`;
+  const status = structural(z.toJSONSchema(lifecycleStatusSchema, { target: 'openapi-3.0' }));
+  const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
+  conditions['x-kubernetes-list-type'] = 'map';
+  conditions['x-kubernetes-list-map-keys'] = ['type'];
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${n.plural}.${n.group}`, annotations: { [GRAPH_ANNOTATION]: graph.name } },
+    spec: {
+      group: n.group,
+      scope: 'Namespaced',
+      names: { kind: n.kind, listKind: `${n.kind}List`, plural: n.plural, singular: n.singular, shortNames: n.shortNames },
+      versions: [
+        {
+          name: n.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'State', type: 'string', jsonPath: '.status.state' },
+            { name: 'Desired', type: 'string', jsonPath: '.spec.desiredState' },
+            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Path', type: 'string', jsonPath: '.status.pathSummary', priority: 1 },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: graph.description || `A resource whose lifecycle follows the "${graph.name}" graph.`,
+              required: ['spec'],
+              properties: { spec, status },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** JSON Schema from zod, made a Kubernetes structural schema: no closed objects, free maps preserved. */
+function structural(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$schema') continue;
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
+    // The server checks `format: date-time` itself; zod's equivalent regular expression is noise there.
+    if (key === 'pattern' && schema.format === 'date-time') continue;
+    if (key === 'additionalProperties') {
+      // zod closes every object (false); a free record is {} — which Kubernetes spells preserve-unknown-fields.
+      if (isObject(value) && Object.keys(value).length === 0) out['x-kubernetes-preserve-unknown-fields'] = true;
+      continue;
+    }
+    out[key] = transform(value);
+  }
+  return out;
+}
+
+function transform(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(transform);
+  if (isObject(value)) return structural(value);
+  return value;
+}
+
+function isObject(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

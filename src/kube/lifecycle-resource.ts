@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { conditionSchema } from './conditions.ts';
+
+/** The finalizer through which deletion drives the application down to a leaf first. */
+export const LIFECYCLE_FINALIZER = 'okt.dev/lifecycle';
+
+/** How many entered nodes status.path keeps: the cache holds every CR, so this bounds memory. */
+export const STATUS_PATH_LIMIT = 32;
+
+export const operationPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled']);
+export type OperationPhase = z.infer<typeof operationPhaseSchema>;
+export const TERMINAL_PHASES: ReadonlySet<OperationPhase> = new Set(['Succeeded', 'Failed', 'Cancelled']);
+
+export const onLeafSchema = z.enum(['Delete', 'Keep']);
+
+/** spec of a lifecycle CR. desiredState is checked against the graph by the CRD's enum and again here. */
+export const lifecycleSpecSchema = z.object({
+  desiredState: z.string().min(1),
+  sidecar: z
+    .object({
+      url: z.url(),
+      tokenSecretRef: z.object({ name: z.string().min(1), key: z.string().min(1) }).optional(),
+    })
+    .optional(),
+  paused: z.boolean().optional(),
+  onLeaf: onLeafSchema.optional(),
+  eventSink: z.url().optional(),
+});
+export type LifecycleSpec = z.infer<typeof lifecycleSpecSchema>;
+
+/** The action of the current node: committed in status before it is started on the sidecar. */
+export const operationStatusSchema = z.object({
+  id: z.string().min(1),
+  node: z.string().min(1),
+  phase: operationPhaseSchema,
+  message: z.string().optional(),
+  events: z.array(z.string()).optional(),
+  startedAt: z.iso.datetime().optional(),
+  finishedAt: z.iso.datetime().optional(),
+});
+export type OperationStatus = z.infer<typeof operationStatusSchema>;
+
+export const lastTransitionSchema = z.object({
+  from: z.string(),
+  to: z.string(),
+  events: z.array(z.string()),
+  time: z.iso.datetime(),
+  generation: z.number().int().nonnegative(),
+});
+export type LastTransition = z.infer<typeof lastTransitionSchema>;
+
+/** A lifecycle event committed with the status write that caused it, kept until it is delivered. */
+export const outboxEntrySchema = z.object({
+  sequence: z.number().int().positive(),
+  type: z.string().min(1),
+  time: z.iso.datetime(),
+  subject: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type OutboxEntry = z.infer<typeof outboxEntrySchema>;
+
+export const lifecycleStatusSchema = z.object({
+  state: z.string().min(1),
+  observedGeneration: z.number().int().nonnegative(),
+  transition: z.number().int().nonnegative(),
+  sequence: z.number().int().nonnegative(),
+  path: z.array(z.string()),
+  pathSummary: z.string().optional(),
+  lastTransition: lastTransitionSchema.optional(),
+  operation: operationStatusSchema.optional(),
+  outbox: z.array(outboxEntrySchema).optional(),
+  conditions: z.array(conditionSchema),
+});
+export type LifecycleStatus = z.infer<typeof lifecycleStatusSchema>;
+
+/** A zod failure as one line per problem, each naming the field: `spec.desiredState: Required`. */
+export function describeIssues(root: string, error: z.ZodError): string {
+  return error.issues.map((issue) => `${[root, ...issue.path.map(String)].join('.')}: ${issue.message}`).join('; ');
+}
