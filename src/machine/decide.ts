@@ -17,7 +17,8 @@ export class EventSet {
   }
 
   clear(): void {
-    if (++this.generation === 0xffff_ffff) {
+    // Wrap while the stamp is still a small integer (smi), so bumping it never boxes a number.
+    if (++this.generation === 0x3fff_ffff) {
       this.marks.fill(0);
       this.generation = 1;
     }
