@@ -77,6 +77,8 @@ export class OperationManager {
     for (const record of latest.values()) {
       let op = record.operation;
       if (record.type === 'accepted') {
+        // Accepted but never finished: its action was started (or about to be) when the sidecar stopped.
+        op = { ...op, attempts: op.attempts + 1, startedAt: op.startedAt ?? op.createdAt };
         const action = config.graphs[op.graph]?.nodes[op.node];
         if (action?.idempotent === true) {
           op = { ...op, phase: 'Pending', message: 'accepted again after a restart (idempotent action)' };

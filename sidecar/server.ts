@@ -164,6 +164,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     );
   }
 
+  app.removeContentTypeParser('text/plain'); // the protocol is JSON only: anything else is a 415
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith(`${API_PREFIX}/`)) return;
     if (!tokenMatches(request.headers.authorization, expectedDigest)) {
