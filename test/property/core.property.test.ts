@@ -4,19 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_STATE, loadGraph, type Graph } from '../../src/graph/index.ts';
 import { decide, toXStateMachine, XSTATE_EVENT, xstateKey } from '../../src/machine/index.ts';
 import { createPlanner } from '../../src/plan/index.ts';
-import { graphDataFromShape, type GraphShape } from '../fixtures/random-graph.ts';
-
-const shapeArb: fc.Arbitrary<GraphShape> = fc.integer({ min: 1, max: 14 }).chain((size) =>
-  fc.record({
-    size: fc.constant(size),
-    parents: fc.array(fc.nat(), { minLength: size - 1, maxLength: size - 1 }),
-    extraEdges: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: size * 2 }),
-    orderKeys: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
-    triggerFlags: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
-  }),
-);
-
-const graphArb = shapeArb.map((shape) => loadGraph(graphDataFromShape(shape)));
+import { graphArb } from '../fixtures/graph-arbitrary.ts';
 
 /** A graph, one of its nodes, and a random event list: children, DefaultState, other nodes, junk. */
 const caseArb = graphArb.chain((graph) =>

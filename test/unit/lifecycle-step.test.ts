@@ -1,0 +1,205 @@
+import { describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
+import { findCondition } from '../../src/kube/conditions.ts';
+import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
+import type { LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
+import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+
+function conditionOf(sim: LifecycleSim, type: string) {
+  return findCondition(sim.status?.conditions ?? [], type);
+}
+
+/** Reconciles until nothing more happens on its own (no `again`, no running operation left to finish). */
+function settle(sim: LifecycleSim, limit = 50): void {
+  for (let i = 0; i < limit; i++) {
+    const effects = sim.reconcile();
+    if (!effects.again && !effects.poll) return;
+  }
+  throw new Error('did not settle');
+}
+
+describe('lifecycle step', () => {
+  test('first sight records the entry node and takes the first transition toward the desired node', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    const effects = sim.reconcile();
+    expect(sim.status?.state).toBe('Running');
+    expect(sim.status?.transition).toBe(1);
+    expect(sim.status?.path).toEqual(['Start', 'Running']);
+    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running' });
+    expect(conditionOf(sim, 'Start')?.status).toBe('False');
+    expect(conditionOf(sim, 'Running')?.status).toBe('True');
+    expect(conditionOf(sim, 'Ready')?.status).toBe('False');
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('ActionRunning');
+  });
+
+  test('walks Start -> Running -> Servicing -> Running -> Stopping -> End, one transition per reconcile', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+    settle(sim);
+    expect(conditionOf(sim, 'Ready')?.status).toBe('True');
+    for (const desired of ['Servicing', 'Running', 'Stopping', 'End']) {
+      const before = sim.status!.transition;
+      sim.setDesired(desired);
+      sim.reconcile();
+      expect(sim.status!.transition).toBe(before + 1);
+      settle(sim);
+      expect(sim.status?.state).toBe(desired);
+    }
+    expect(sim.status?.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running>Stopping>End');
+    expect(conditionOf(sim, 'End')?.status).toBe('True');
+    expect(conditionOf(sim, 'Running')?.status).toBe('False');
+  });
+
+  test('while the operation runs nothing changes and the reconciler polls', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Stopping');
+    sim.reconcile();
+    const written = structuredClone(sim.status);
+    const effects = sim.reconcile({ finishRunning: false });
+    expect(effects).toEqual({ poll: true });
+    expect(sim.status).toEqual(written);
+  });
+
+  test('a crash between the status write and the start starts the same operation id once', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.reconcile({ startOperation: false }); // written, never started
+    const effects = sim.reconcile({ finishRunning: false });
+    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running' });
+    expect(effects.status).toBeUndefined();
+    expect(sim.started.get('uid-1-1')?.starts).toBe(1);
+  });
+
+  test('a lost status write is recomputed identically: same transition number and operation id', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    const lost = sim.reconcile({ applyWrite: false });
+    sim.clock = 0; // the same instant: a restart reads the same API state
+    const retried = sim.reconcile();
+    expect(lost.status).toBeDefined();
+    expect(retried.status).toEqual(lost.status);
+    expect(retried.startOperation).toEqual(lost.startOperation);
+  });
+
+  test('every committed event has the next sequence number: no gap, no repeat', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    sim.setDesired('End');
+    settle(sim);
+    const sequences = (sim.status?.outbox ?? []).map((e) => e.sequence);
+    expect(sequences).toEqual(sequences.map((_, i) => i + 1));
+    expect(sim.status?.sequence).toBe(sequences.length);
+    const types = sim.status!.outbox!.map((e) => e.type);
+    expect(types.filter((t) => t === LIFECYCLE_EVENT_TYPES.transition)).toHaveLength(3);
+  });
+
+  test('delivered events leave the outbox on the next write', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    sim.deliverAll();
+    const delivered = sim.delivered;
+    sim.setDesired('Servicing');
+    sim.reconcile();
+    expect(sim.status!.outbox!.every((e) => e.sequence > delivered)).toBe(true);
+  });
+
+  test('an unreachable desired node stalls with UnreachableState naming both nodes, once', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Stopping');
+    settle(sim);
+    sim.setDesired('Running');
+    const effects = sim.reconcile();
+    expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'UnreachableState' });
+    expect(conditionOf(sim, 'Stalled')?.message).toContain('Running cannot be reached from Stopping');
+    expect(effects.status).toBeDefined();
+    expect(sim.reconcile().status).toBeUndefined();
+  });
+
+  test('a failed action without events stalls with ActionFailed until the spec changes', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing', (node) => (node === 'Servicing' ? { fail: 'pg_dump: disk full' } : { events: [] }));
+    settle(sim);
+    expect(sim.status?.state).toBe('Servicing');
+    expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
+    expect(conditionOf(sim, 'Stalled')?.message).toContain('pg_dump: disk full');
+    sim.setDesired('Running');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Running');
+  });
+
+  test('an unavailable sidecar while an action runs: SidecarUnavailable, not stalled, written once', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.reconcile();
+    sim.sidecarDown = true;
+    const first = sim.reconcile({ finishRunning: false });
+    expect(first.poll).toBe(true);
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'SidecarUnavailable' });
+    expect(conditionOf(sim, 'Stalled')?.status).toBe('False');
+    expect(sim.reconcile({ finishRunning: false }).status).toBeUndefined();
+  });
+
+  test('an invalid status is never overwritten: only conditions say why', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.status = { invalid: 'status.transition: expected number, received string' } as unknown as LifecycleStatus;
+    const effects = sim.reconcile({ applyWrite: false });
+    expect(Object.keys(effects.status ?? {})).toEqual(['conditions']);
+    expect(findCondition(effects.status!.conditions, 'Stalled')).toMatchObject({ status: 'True', reason: 'InvalidStatus' });
+    expect(effects.startOperation).toBeUndefined();
+  });
+
+  test('deletion drives the application to the nearest leaf by the planner route, then lets the finalizer go once events are out', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    sim.deleting = true;
+    settle(sim);
+    expect(sim.status?.state).toBe('End');
+    // Two routes of two moves; the planner breaks the tie by child priority (Servicing before Stopping).
+    expect(sim.status?.path.slice(-3)).toEqual(['Running', ...sim.model.planner.route('Running', 'End')!]);
+    expect(sim.status?.path.slice(-3)).toEqual(['Running', 'Servicing', 'End']);
+    expect(sim.finished).toBeUndefined();
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.finished).toBe('removeFinalizer');
+  });
+
+  test('a leaf reached through the spec deletes the resource, unless onLeaf is Keep', () => {
+    const deleted = new LifecycleSim(databaseGraph, 'End');
+    settle(deleted);
+    deleted.deliverAll();
+    deleted.reconcile();
+    expect(deleted.finished).toBe('delete');
+    const kept = new LifecycleSim(databaseGraph, 'End');
+    kept.spec = { ...kept.spec, onLeaf: 'Keep' };
+    settle(kept);
+    kept.deliverAll();
+    kept.reconcile();
+    expect(kept.finished).toBeUndefined();
+  });
+
+  test('paused: no transition, Ready False with reason Paused', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.spec = { ...sim.spec, paused: true };
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Start');
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'Paused' });
+  });
+
+  test('a full outbox holds transitions back (EventsBackpressure) until events are delivered', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.outboxLimit = 6;
+    settle(sim);
+    sim.setDesired('Servicing');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Running');
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('EventsBackpressure');
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Servicing');
+  });
+
+  test('lastTransitionTime changes only when a condition status changes', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.reconcile();
+    const ready = conditionOf(sim, 'Ready')!;
+    sim.reconcile({ finishRunning: false });
+    sim.sidecarDown = true;
+    sim.reconcile({ finishRunning: false });
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('SidecarUnavailable');
+    expect(conditionOf(sim, 'Ready')?.lastTransitionTime).toBe(ready.lastTransitionTime);
+  });
+});
