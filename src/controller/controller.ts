@@ -71,6 +71,11 @@ export class Controller {
 
   /** Stops taking new keys, lets queued and running reconciles finish, then resolves. */
   async stop(): Promise<void> {
+    if (!this.started) {
+      // No worker would ever take the queued keys (a standby replica): drop them.
+      this.queue.shutDown();
+      return;
+    }
     await this.queue.shutDownWithDrain();
     await Promise.all(this.#running);
     this.#log.info('workers stopped');

@@ -151,9 +151,10 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.#listAndReplace();
           needList = false;
         }
+        const started = performance.now();
         const events = await this.#watch(signal);
         // A stream the server ends at once without a single event is a failure in disguise.
-        failures = events > 0 ? 0 : failures + 1;
+        failures = events > 0 || performance.now() - started >= 500 ? 0 : failures + 1;
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {

@@ -158,3 +158,12 @@ describe('controller runtime flags', () => {
     expect(() => parse(['--leader-elect', '--lease-duration', 'soon'])).toThrow(/--lease-duration/);
   });
 });
+
+describe('Controller that never started (a standby replica)', () => {
+  it('stops at once, dropping the keys it queued', async () => {
+    const controller = new Controller({ name: 'standby', logger: createLogger({ level: 'silent' }), reconcile: async () => undefined });
+    controller.enqueue('a');
+    await controller.stop();
+    expect(controller.queue.shuttingDown).toBe(true);
+  });
+});
