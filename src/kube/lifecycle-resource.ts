@@ -69,6 +69,8 @@ export const lifecycleStatusSchema = z.object({
   lastTransition: lastTransitionSchema.optional(),
   operation: operationStatusSchema.optional(),
   outbox: z.array(outboxEntrySchema).optional(),
+  /** The last sidecar-observed event offered to a decision (the sidecar's own sequence). */
+  observedSequence: z.number().int().nonnegative().optional(),
   conditions: z.array(conditionSchema),
 });
 export type LifecycleStatus = z.infer<typeof lifecycleStatusSchema>;

@@ -43,8 +43,10 @@ export type SidecarView =
       kind: 'answered';
       /** The current operation as the sidecar knows it; 'unknown' when the sidecar has never seen its id. */
       operation?: SeenOperation | 'unknown';
-      /** Events the sidecar raised outside any action (a crash, say). */
+      /** Events the sidecar raised outside any action (a crash, say), newer than status.observedSequence. */
       observedEvents: string[];
+      /** The sidecar's sequence of its newest observed event. */
+      observedSequence?: number;
     };
 
 export interface StepInput {
@@ -137,6 +139,8 @@ export function step(input: StepInput): StepEffects {
     operationEvents = seen.events;
   }
   const observedEvents = input.sidecar.kind === 'answered' ? input.sidecar.observedEvents : [];
+  // Observed events are offered once: a stale one must not fire when a later node happens to have it as a child.
+  if (input.sidecar.kind === 'answered' && observedEvents.length > 0) work.status.observedSequence = input.sidecar.observedSequence;
 
   if (resource.spec.paused === true && !resource.deleting) {
     return work.waiting(REASONS.paused, 'spec.paused is true: no transition is taken');
