@@ -3,3 +3,4 @@ export { loadSidecarConfig, parseSidecarConfig, SidecarConfigError, type Sidecar
 export { startSidecar, readToken, SidecarTokenError, type RunningSidecar } from './server.ts';
 export type { ActionContext, ModuleAction } from './actions.ts';
 export { buildOpenApiDocument, renderOpenApiYaml } from './openapi.ts';
+export { spawnSidecarProcess, type SidecarProcess } from './spawn.ts';

@@ -191,7 +191,8 @@ export class OperationManager {
       entry.markDone();
       throw error;
     }
-    void this.run(entry);
+    // Spawning blocks the event loop for a few ms (fork): answer the 202 first, then start the action.
+    setImmediate(() => void this.run(entry));
     return { operation: entry.op, created: true };
   }
 

@@ -1,17 +1,16 @@
 // Shared set-up for the sidecar integration tests: temp dirs with a token, in-process sidecars and
 // sidecars as real child processes (`okt sidecar --config`), and clients for them.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseSidecarConfig, startSidecar, type RunningSidecar } from '../../../sidecar/index.ts';
+import { spawnSidecarProcess } from '../../../sidecar/spawn.ts';
+export type { SidecarProcess } from '../../../sidecar/spawn.ts';
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 
 export const TOKEN = 'integration-test-token-0123456789';
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-export const NODE = path.join(REPO, 'node_modules/.bin/node');
 
 const made: string[] = [];
 
@@ -65,32 +64,8 @@ export async function startInProcess(dir: string, config: unknown): Promise<InPr
   };
 }
 
-export interface SidecarProcess {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
-
-/** Runs `okt sidecar --config FILE` and resolves once it listens. */
-export function spawnSidecar(configFile: string, env: NodeJS.ProcessEnv = {}): Promise<SidecarProcess> {
-  const child = spawn(NODE, [path.join(REPO, 'bin/okt.js'), 'sidecar', '--config', configFile], {
-    cwd: REPO,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      if (!line.includes('"listening"')) return;
-      const { url } = JSON.parse(line) as { url: string };
-      resolve({ url, child, exited });
-    });
-    void exited.then((code) => reject(new Error(`okt sidecar exited with ${code}: ${stderr}`)));
-  });
-}
+/** Runs `okt sidecar --config FILE` as a real process and resolves once it listens. */
+export const spawnSidecar = spawnSidecarProcess;
 
 /** True while a process with this pid exists. */
 export function alive(pid: number): boolean {
@@ -102,11 +77,13 @@ export function alive(pid: number): boolean {
   }
 }
 
-export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
+type Truthy<T> = Exclude<T, undefined | null | false | 0 | ''>;
+
+export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as Truthy<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -1,0 +1,30 @@
+// Runs `okt sidecar --config FILE` as a child process and resolves once it listens (it prints one JSON
+// line with its URL), for tests, benchmarks and demos that need the sidecar as a real process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const OKT_BIN = fileURLToPath(new URL('../bin/okt.js', import.meta.url));
+
+export interface SidecarProcess {
+  url: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+export function spawnSidecarProcess(configFile: string, env: NodeJS.ProcessEnv = {}): Promise<SidecarProcess> {
+  const child = spawn(process.execPath, [OKT_BIN, 'sidecar', '--config', configFile], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.includes('"listening"')) return;
+      resolve({ url: (JSON.parse(line) as { url: string }).url, child, exited });
+    });
+    void exited.then((code) => reject(new Error(`okt sidecar exited with ${code}: ${stderr.trim()}`)));
+  });
+}
