@@ -2,20 +2,30 @@
 // client (src/sidecar-client) both validate against, so that the two cannot drift.
 // sidecar/openapi.yaml is generated from these schemas (test/unit/sidecar-openapi.test.ts checks it).
 import { z } from 'zod';
+import { DEFAULT_STATE, conditionTypeProblem } from '../graph/index.ts';
 
 export const PROTOCOL_VERSION = 'v1';
 export const API_PREFIX = `/${PROTOCOL_VERSION}`;
-/** The special event meaning "go to the default (last) child" (same value as the core's DEFAULT_STATE). */
-export const DEFAULT_STATE_EVENT = 'DefaultState';
+/** The special event meaning "go to the default (last) child". */
+export const DEFAULT_STATE_EVENT = DEFAULT_STATE;
 /** The longest `?wait=` a GET of an operation may ask for, in milliseconds. */
 export const MAX_WAIT_MS = 60_000;
 
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 const NAME_RULE = 'a name of 1-63 letters, digits, "_" or "-", starting with a letter';
 
-export const NodeNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('The name of a node of a graph.');
+/** Node names are Kubernetes condition types, the rule of src/graph. */
+const conditionType = () =>
+  z
+    .string()
+    .max(316)
+    .superRefine((name, ctx) => {
+      const problem = conditionTypeProblem(name);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `a node name that ${problem}` });
+    });
+export const NodeNameSchema = conditionType().describe('The name of a node of a graph (a Kubernetes condition type).');
 /** An event is the name of the node to go to, or DefaultState. */
-export const EventNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('A node name, or DefaultState.');
+export const EventNameSchema = conditionType().describe('A node name, or DefaultState.');
 export const GraphNameSchema = z.string().regex(NAME_PATTERN, NAME_RULE).describe('The name of a graph.');
 export const OperationIdSchema = z
   .string()

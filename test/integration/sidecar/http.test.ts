@@ -69,7 +69,7 @@ describe('sidecar HTTP surface', () => {
 
   it('a bad body gets 400 naming each field and reason', async () => {
     const problem = expectProblem(
-      await call('PUT', '/v1/operations/a1', { headers: json, body: JSON.stringify({ node: '1bad', extra: true }) }),
+      await call('PUT', '/v1/operations/a1', { headers: json, body: JSON.stringify({ node: 'bad name!', extra: true }) }),
       400,
     );
     expect(problem.errors?.map((e) => e.field).sort()).toEqual(['body', 'body.node']);
