@@ -87,6 +87,7 @@ export const REASONS = {
   sidecarUnavailable: 'SidecarUnavailable',
   actionFailed: 'ActionFailed',
   invalidStatus: 'InvalidStatus',
+  invalidSpec: 'InvalidSpec',
   paused: 'Paused',
   backpressure: 'EventsBackpressure',
   deleting: 'Deleting',
@@ -108,7 +109,7 @@ export function step(input: StepInput): StepEffects {
   const { model, resource, now } = input;
   const { graph } = model;
   if (resource.status !== undefined && 'invalid' in resource.status) {
-    return invalidStatus(resource.status, resource.generation, now);
+    return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now);
   }
   const firstSight = resource.status === undefined;
   const stored = resource.status ?? initialStatus(graph.entry, resource.generation, now);
@@ -182,13 +183,16 @@ function initialStatus(entry: string, generation: number, now: string): Lifecycl
   };
 }
 
-/** Only conditions can be trusted to write: the rest of status is left for a person to repair. */
-function invalidStatus(status: InvalidStatus, generation: number, now: string): StepEffects {
-  const before = status.conditions ?? [];
-  let conditions = before;
-  const message = `status cannot be read: ${status.invalid}; repair or remove status to resume`;
+/**
+ * A spec or status the operator cannot read: only conditions say why (the rest of status is left for
+ * a person to repair), written once.
+ */
+export function unreadable(before: readonly Condition[], reason: typeof REASONS.invalidStatus | typeof REASONS.invalidSpec, problem: string, generation: number, now: string): StepEffects {
+  let conditions = [...before];
+  const what = reason === REASONS.invalidSpec ? 'spec' : 'status';
+  const message = `${what} cannot be read: ${problem}; repair it to resume`;
   for (const [type, value] of [[READY, 'False'], [RECONCILING, 'False'], [STALLED, 'True']] as const) {
-    conditions = setCondition(conditions, { type, status: value, reason: REASONS.invalidStatus, message, observedGeneration: generation }, now);
+    conditions = setCondition(conditions, { type, status: value, reason, message, observedGeneration: generation }, now);
   }
   return sameConditions(before, conditions) ? {} : { status: { conditions } };
 }

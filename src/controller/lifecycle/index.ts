@@ -1,0 +1,6 @@
+export { step, operationId, unreadable, READY, RECONCILING, STALLED, REASONS } from './step.ts';
+export type { StepInput, StepEffects, SidecarView, ResourceView, InvalidStatus, LifecycleModel } from './step.ts';
+export { LifecycleController } from './reconciler.ts';
+export type { LifecycleControllerOptions, LifecycleEvents, LifecycleResourceRef, EventResource } from './reconciler.ts';
+export { startOperator } from './operator.ts';
+export type { OperatorOptions, RunningOperator } from './operator.ts';

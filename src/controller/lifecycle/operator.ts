@@ -1,0 +1,75 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Graph } from '../../graph/index.ts';
+import { KubeTransport } from '../../kube/transport/index.ts';
+import { Manager, type ManagerLeaderElection } from '../manager.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { LifecycleController, type LifecycleEvents, type LifecycleResourceRef } from './reconciler.ts';
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  graph: Graph;
+  resource: LifecycleResourceRef;
+  namespace?: string;
+  workers?: number;
+  sidecar?: { url?: string; token?: string };
+  events?: LifecycleEvents;
+  health?: { port: number; host?: string } | false;
+  leaderElection?: ManagerLeaderElection | false;
+  pollIntervalMs?: number;
+  outboxLimit?: number;
+  logger?: Logger;
+  /** Keep-alive connections to the API server for ordinary requests. Default 16. */
+  connections?: number;
+}
+
+export interface RunningOperator {
+  readonly manager: Manager;
+  readonly lifecycle: LifecycleController;
+  readonly transport: KubeTransport;
+  /** Drains the workers, releases the Lease, closes every connection. */
+  stop(): Promise<void>;
+}
+
+/** Starts an operator for one graph's custom resources in this process. */
+export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const logger = options.logger ?? createLogger();
+  const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, { connections: options.connections ?? 16 });
+  const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
+  if (options.leaderElection) {
+    managerOptions.leaderElection = options.leaderElection;
+    managerOptions.onLeadershipLost = () => {
+      logger.error('leadership lost: exiting so that this replica comes back as a fresh candidate');
+      process.exitCode = 1;
+    };
+  }
+  const manager = new Manager(managerOptions);
+  const lifecycle = new LifecycleController({
+    graph: options.graph,
+    resource: options.resource,
+    transport,
+    metrics: manager.metrics,
+    logger,
+    ...pick(options, ['namespace', 'workers', 'sidecar', 'events', 'pollIntervalMs', 'outboxLimit']),
+  });
+  manager.addInformer(lifecycle.informer);
+  manager.addController(lifecycle.controller);
+  await manager.start();
+  let stopped: Promise<void> | undefined;
+  return {
+    manager,
+    lifecycle,
+    transport,
+    stop: () =>
+      (stopped ??= (async () => {
+        await manager.stop();
+        await lifecycle.close();
+        await transport.close();
+      })()),
+  };
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
