@@ -1,6 +1,6 @@
 // `okt sidecar --config FILE`: run the application sidecar until SIGTERM/SIGINT.
 import { Command } from 'commander';
-import { loadSidecarConfig, startSidecar } from '../../sidecar/index.ts';
+import { SidecarConfigError, SidecarTokenError, loadSidecarConfig, startSidecar } from '../../sidecar/index.ts';
 
 export function sidecarCommand(): Command {
   return new Command('sidecar')
@@ -9,10 +9,19 @@ export function sidecarCommand(): Command {
     .option('--port <port>', 'override listen.port', (v) => Number.parseInt(v, 10))
     .option('--host <host>', 'override listen.host')
     .action(async (options: { config: string; port?: number; host?: string }) => {
-      const config = loadSidecarConfig(options.config);
-      if (options.port !== undefined) config.listen.port = options.port;
-      if (options.host !== undefined) config.listen.host = options.host;
-      const sidecar = await startSidecar(config);
+      let sidecar;
+      try {
+        const config = loadSidecarConfig(options.config);
+        if (options.port !== undefined) config.listen.port = options.port;
+        if (options.host !== undefined) config.listen.host = options.host;
+        sidecar = await startSidecar(config);
+      } catch (error) {
+        // A bad config or token is the user's to fix: say what, without a stack trace.
+        if (!(error instanceof SidecarConfigError || error instanceof SidecarTokenError)) throw error;
+        process.stderr.write(`okt sidecar: ${error.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
       // One machine-readable line so that scripts (and tests) learn the address when port is 0.
       process.stdout.write(`${JSON.stringify({ sidecar: 'listening', url: sidecar.url, pid: process.pid })}\n`);
       await new Promise<void>((resolve) => {
