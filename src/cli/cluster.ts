@@ -31,7 +31,7 @@ export function clusterCommand(): Command {
         const { state } = result;
         const pids = state.processes.map((p) => `${p.name} ${p.pid}`).join(', ');
         process.stdout.write(
-          (result.kind === 'already-up' ? 'Control plane already up' : 'Control plane up') +
+          (result.kind === 'already-up' ? 'Control plane already up' : `Control plane up (ready ${(result.readyAfterMs / 1000).toFixed(1)} s after start)`) +
             ` at ${state.server} (${pids})\nkubeconfig: ${state.kubeconfigPath}\n` +
             'Use it with: eval "$(npx okt cluster env)"; stop it with: npx okt cluster down\n',
         );

@@ -21,6 +21,8 @@ export interface ControlPlane {
   /** Temporary directory holding etcd's data, certificates, keys, logs and the kubeconfig. */
   readonly dataDir: string;
   readonly processes: readonly ProcessRecord[];
+  /** From launching etcd to the first 200 from /readyz. */
+  readonly readyAfterMs: number;
   /** Stop both processes (only if they are still the ones started) and remove the data dir. */
   stop(): Promise<void>;
   /** The same, synchronously and with SIGKILL: for exit and signal handlers. */
@@ -59,7 +61,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const started: ProcessRecord[] = [];
   const stopNow = () => {
     for (const record of [...started].reverse()) killNow(record);
-    rmSync(dataDir, { recursive: true, force: true });
+    // Retries: a just-killed etcd may still be closing files in there.
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   };
   try {
     const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
@@ -69,6 +72,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     writeKubeconfig(layout.kubeconfig, server, token);
 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const launchedAt = Date.now();
     started.push(
       launch('etcd', binaries.etcd, [
         `--data-dir=${layout.etcdData}`,
@@ -103,6 +107,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       token,
       dataDir,
       processes: started,
+      readyAfterMs: Date.now() - launchedAt,
       stop: () => stopControlPlane({ dataDir, processes: started }),
       stopNow,
     };

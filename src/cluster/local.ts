@@ -41,7 +41,7 @@ export async function isLocalClusterUp(state: LocalClusterState): Promise<boolea
   return state.processes.every(isStillOurs) && (await readyzStatus(state.server, state.token)) === 200;
 }
 
-export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind: 'started'; state: LocalClusterState };
+export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind: 'started'; state: LocalClusterState; readyAfterMs: number };
 
 /** Start the user's control plane, detached, unless it is already up. */
 export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
@@ -63,7 +63,7 @@ export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {
     await plane.stop();
     throw error;
   }
-  return { kind: 'started', state };
+  return { kind: 'started', state, readyAfterMs: plane.readyAfterMs };
 }
 
 /** Stop the user's control plane; returns what was stopped, or undefined when none was recorded. */

@@ -67,7 +67,7 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
 
   const needsBuild = !existsSync(apiserverBinaryPath(env));
   const packages = [...RUNTIME_PACKAGES, ...(needsBuild ? BUILD_PACKAGES : [])];
-  refuseUnlessAble(packages, env);
+  refuseUnlessAble(env);
 
   mkdirSync(cacheDir(env), { recursive: true });
   const release = await acquireLock(join(cacheDir(env), 'provision.lock'), (pid) =>
@@ -182,7 +182,7 @@ function installAtomically(from: string, to: string): void {
   renameSync(partial, to);
 }
 
-function refuseUnlessAble(packages: readonly string[], env: NodeJS.ProcessEnv): void {
+function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
   const reasons: string[] = [];
   if (process.platform !== 'linux') reasons.push(`this is ${process.platform}, not Linux`);
   else if (!which('apt-get', SYSTEM_DIRS)) reasons.push('apt-get is not available (not a Debian-like system)');
@@ -192,9 +192,9 @@ function refuseUnlessAble(packages: readonly string[], env: NodeJS.ProcessEnv): 
     [
       `okt cannot provision a control plane here: ${reasons.join('; ')}.`,
       'Either install it by hand:',
-      `  - etcd (Debian: apt-get install ${packages.join(' ')}), on PATH;`,
+      `  - etcd on PATH (Debian: apt-get install ${RUNTIME_PACKAGES.join(' ')});`,
       `  - a kube-apiserver binary (v1.20 or later) at ${apiserverBinaryPath(env)}`,
-      '    (build recipe: README.md, section "Control plane"; or run `sudo npx okt cluster provision`);',
+      `    (build recipe: README.md, section "Control plane"; build tools: ${BUILD_PACKAGES.join(' ')});`,
       'or point okt at an existing cluster instead:',
       '  - export OKT_E2E_KUBECONFIG=/path/to/kubeconfig   (the end-to-end tests use it instead of starting one)',
       '  - export KUBECONFIG=/path/to/kubeconfig           (okt commands)',
