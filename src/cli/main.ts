@@ -1,8 +1,12 @@
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.ts';
+import { useUsageExitCode } from './errors.ts';
+import { graphCommand } from './graph.ts';
 import { sidecarCommand } from './sidecar.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
 program.addCommand(clusterCommand());
 program.addCommand(sidecarCommand());
+program.addCommand(graphCommand());
+useUsageExitCode(program);
 await program.parseAsync(process.argv);

@@ -6,3 +6,5 @@ export type { GraphProblem, GraphProblemCode } from './problems.ts';
 export { graphDataSchema } from './schema.ts';
 export type { GraphData, NodeData } from './schema.ts';
 export { renderMermaid } from './mermaid.ts';
+export type { MermaidClass } from './mermaid.ts';
+export { renderDot } from './dot.ts';

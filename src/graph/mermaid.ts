@@ -1,10 +1,16 @@
 import type { Graph } from './graph.ts';
 
+/** A Mermaid class: its CSS (`fill:#ffd54f,stroke-width:3px`) and the nodes it applies to. */
+export interface MermaidClass {
+  readonly css: string;
+  readonly nodes: readonly string[];
+}
+
 /**
  * A Mermaid state diagram. Nodes get short ids (names may hold '.', '/' or '-', which Mermaid ids
  * do not allow); each edge is labelled with its priority, and "trigger" or "default".
  */
-export function renderMermaid(graph: Graph): string {
+export function renderMermaid(graph: Graph, classes: Readonly<Record<string, MermaidClass>> = {}): string {
   const id = new Map(graph.nodeNames.map((name, i) => [name, `s${i}`]));
   const lines = ['---', `title: ${oneLine(graph.name)}`, '---', 'stateDiagram-v2'];
   for (const name of graph.nodeNames) {
@@ -20,6 +26,12 @@ export function renderMermaid(graph: Graph): string {
       lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}`);
     });
     if (node.isLeaf) lines.push(`  ${id.get(name)} --> [*]`);
+  }
+  // Styling, e.g. the current node of a resource (`okt status --html`).
+  for (const [className, { css, nodes }] of Object.entries(classes)) {
+    const ids = nodes.filter((n) => id.has(n)).map((n) => id.get(n));
+    if (ids.length === 0) continue;
+    lines.push(`  classDef ${className} ${css}`, `  class ${ids.join(',')} ${className}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,124 @@
+// `okt graph validate | render | simulate FILE`: a graph checked, drawn and walked before any cluster exists.
+import { Command, Option } from 'commander';
+import { DEFAULT_STATE, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
+import { renderPath, toXStateSource } from '../machine/index.ts';
+import { CliError, EXIT, runAction, type ExitCode } from './errors.ts';
+import { loadGraphFile, type LoadedGraph } from './graph-module.ts';
+import { collectList, colorsFor, type Colors } from './output.ts';
+import { simulate, type Simulation } from './simulate.ts';
+
+export const RENDER_FORMATS = ['mermaid', 'dot', 'xstate', 'json'] as const;
+export type RenderFormat = (typeof RENDER_FORMATS)[number];
+
+const exportOption = () => new Option('--export <name>', 'the module export holding the graph (default: the default export, or the only Graph exported)');
+
+export function graphCommand(): Command {
+  const graph = new Command('graph').description('Check, draw and simulate a graph (a .ts/.js module or a JSON/YAML file)');
+
+  graph
+    .command('validate')
+    .description('Check a graph: prints OK and its size, or every problem (exit 1)')
+    .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)')
+    .addOption(exportOption())
+    .action(
+      runAction('graph validate', async (file: string, options: { export?: string }) => {
+        const loaded = await loadGraphFile(file, { exportName: options.export, invalidGraphCode: EXIT.failed });
+        process.stdout.write(`${describeValid(loaded)}\n`);
+      }),
+    );
+
+  graph
+    .command('render')
+    .description('Print the graph as a Mermaid state diagram, Graphviz DOT, xstate source (Stately visualizer) or JSON')
+    .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)')
+    .addOption(new Option('-f, --format <format>', 'output format').choices(RENDER_FORMATS).default('mermaid'))
+    .addOption(exportOption())
+    .action(
+      runAction('graph render', async (file: string, options: { format: RenderFormat; export?: string }) => {
+        const { graph: loaded } = await loadGraphFile(file, { exportName: options.export });
+        process.stdout.write(renderGraph(loaded, options.format));
+      }),
+    );
+
+  graph
+    .command('simulate')
+    .description('Walk the graph in memory through its xstate machine toward --desired, printing each decision')
+    .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)')
+    .requiredOption('-d, --desired <node>', 'the node to reach')
+    .option('--from <node>', 'the node to start from (default: the entry)')
+    .option('-e, --events <events>', `events also offered at every decision (node names or ${DEFAULT_STATE}), comma-separated or repeated`, collectList)
+    .addOption(exportOption())
+    .action(
+      runAction('graph simulate', async (file: string, options: { desired: string; from?: string; events?: string[]; export?: string }) => {
+        const { graph: loaded } = await loadGraphFile(file, { exportName: options.export });
+        const desired = nodeFlag(loaded, '--desired', options.desired);
+        const from = options.from === undefined ? undefined : nodeFlag(loaded, '--from', options.from);
+        const extraEvents = (options.events ?? []).map((event) => eventFlag(loaded, event));
+        const result = simulate(loaded, { desired, from, extraEvents });
+        process.stdout.write(formatSimulation(loaded, result, colorsFor(process.stdout)));
+        return simulationExitCode(result);
+      }),
+    );
+
+  return graph;
+}
+
+export function describeValid({ graph, file, exportName }: LoadedGraph): string {
+  const leaves = graph.nodeNames.filter((n) => graph.node(n).isLeaf);
+  const source = exportName === undefined ? file : `${file}, export ${exportName}`;
+  const count = graph.nodeNames.length === 1 ? '1 node' : `${graph.nodeNames.length} nodes`;
+  return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}`;
+}
+
+export function renderGraph(graph: Graph, format: RenderFormat): string {
+  switch (format) {
+    case 'mermaid':
+      return renderMermaid(graph);
+    case 'dot':
+      return renderDot(graph);
+    case 'xstate':
+      return toXStateSource(graph);
+    case 'json':
+      return `${JSON.stringify(graph.toData(), null, 2)}\n`;
+  }
+}
+
+/** The walk as a person reads it: one line per decision, the outcome, and the path as OKT prints it. */
+export function formatSimulation(graph: Graph, sim: Simulation, c: Colors): string {
+  const offered = sim.steps.map((s) => `offered [${s.events.join(', ')}]`);
+  const width = Math.max(...sim.steps.map((s) => s.from.length), 4);
+  const offeredWidth = Math.max(...offered.map((o) => o.length), 0);
+  const lines = [`${c.bold(`graph "${graph.name}"`)}: from ${c.cyan(sim.from)} toward ${c.cyan(sim.desired)}`];
+  sim.steps.forEach((step, i) => {
+    const number = String(i + 1).padStart(String(sim.steps.length).length);
+    lines.push(`  ${number}. ${step.from.padEnd(width)}  ${offered[i]!.padEnd(offeredWidth)}  ${c.dim('->')} ${c.bold(step.to)}`);
+  });
+  const decisions = sim.steps.length === 1 ? '1 decision' : `${sim.steps.length} decisions`;
+  switch (sim.outcome.kind) {
+    case 'arrived':
+      lines.push(c.green(`arrived at ${sim.desired} after ${decisions}`));
+      break;
+    case 'unreachable':
+      lines.push(c.red(`${sim.desired} cannot be reached from ${sim.outcome.at} (stopped after ${decisions})`));
+      break;
+    case 'loop':
+      lines.push(c.red(`the extra events loop: ${sim.outcome.at} is left a second time with the same events (stopped after ${decisions})`));
+      break;
+  }
+  lines.push(`path: ${renderPath(sim.path)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function simulationExitCode(sim: Simulation): ExitCode {
+  return sim.outcome.kind === 'arrived' ? EXIT.ok : EXIT.failed;
+}
+
+function nodeFlag(graph: Graph, flag: string, value: string): string {
+  if (graph.has(value)) return value;
+  throw new CliError(EXIT.usage, `${flag}: graph "${graph.name}" has no node "${value}"`, `Its nodes: ${graph.nodeNames.join(', ')}.`);
+}
+
+function eventFlag(graph: Graph, value: string): string {
+  if (value === DEFAULT_STATE || graph.has(value)) return value;
+  throw new CliError(EXIT.usage, `--events: "${value}" is neither a node of graph "${graph.name}" nor ${DEFAULT_STATE}`, `Its nodes: ${graph.nodeNames.join(', ')}.`);
+}
