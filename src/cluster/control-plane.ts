@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
+import { cleanupOnExit } from './exit-guard.ts';
 import { killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
 import { findBinaries, provision, type Binaries } from './provision.ts';
 import { tailOf } from './run.ts';
@@ -25,7 +26,10 @@ export interface ControlPlane {
   readonly readyAfterMs: number;
   /** Stop both processes (only if they are still the ones started) and remove the data dir. */
   stop(): Promise<void>;
-  /** The same, synchronously and with SIGKILL: for exit and signal handlers. */
+  /**
+   * The same, synchronously and with SIGKILL. Unless started detached, this already runs by itself
+   * when this process exits or gets SIGINT/SIGTERM/SIGHUP before stop().
+   */
   stopNow(): void;
 }
 
@@ -60,10 +64,13 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const layout = controlPlaneLayout(dataDir);
   const started: ProcessRecord[] = [];
   const stopNow = () => {
+    disarm();
     for (const record of [...started].reverse()) killNow(record);
     // Retries: a just-killed etcd may still be closing files in there.
     rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   };
+  // Processes that outlive this one are `okt cluster down`'s to stop; the others must not be orphaned.
+  const disarm = options.detached ? () => {} : cleanupOnExit(stopNow);
   try {
     const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
     const token = randomBytes(24).toString('hex');
@@ -108,7 +115,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       dataDir,
       processes: started,
       readyAfterMs: Date.now() - launchedAt,
-      stop: () => stopControlPlane({ dataDir, processes: started }),
+      stop: async () => {
+        disarm();
+        await stopControlPlane({ dataDir, processes: started });
+      },
       stopNow,
     };
   } catch (error) {

@@ -14,23 +14,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => {};
   }
 
+  // startControlPlane also stops it if this process exits or is interrupted before the teardown.
   const plane = await startControlPlane({ progress: (line) => process.stderr.write(`${line}\n`) });
-  // Teardown below does the orderly stop; these cover an interrupted run (Ctrl-C, kill, crash).
-  const onExit = () => plane.stopNow();
-  const onSignal = (signal: NodeJS.Signals) => {
-    plane.stopNow();
-    if (process.listenerCount(signal) === 1) process.exit(signal === 'SIGINT' ? 130 : 143);
-  };
-  process.once('exit', onExit);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   handOver(project, plane.kubeconfigPath);
-  return async () => {
-    process.off('exit', onExit);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await plane.stop();
-  };
+  return () => plane.stop();
 }
 
 function handOver(project: TestProject, kubeconfigPath: string): void {
