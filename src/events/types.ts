@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The lifecycle CloudEvent types: reverse-DNS, versioned. These names are an API: consumers match on
  * them, so a change of meaning gets a new version suffix, never an edit.
@@ -13,20 +15,36 @@ export const LIFECYCLE_EVENT_TYPES = {
 
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[keyof typeof LIFECYCLE_EVENT_TYPES];
 
-/** The `data` of every lifecycle event: where the resource was, went, and why. */
-export interface LifecycleEventData {
-  graph: string;
-  /** The transition number this event belongs to (the count of transitions taken so far). */
-  transition: number;
-  from: string;
-  to: string;
-  desired: string;
-  /** The collected events the decision was offered (node names or DefaultState). */
-  events: string[];
-  /** The traversed path, rendered the OKT way: `>Start>Running`. */
-  path: string;
-  generation: number;
-  operation?: { id: string; node: string; phase: string; message?: string };
-  reason?: string;
-  message?: string;
-}
+export const lifecycleEventTypeSchema = z.enum(Object.values(LIFECYCLE_EVENT_TYPES) as [LifecycleEventType, ...LifecycleEventType[]]);
+
+const nodeName = z.string().min(1);
+
+/**
+ * The `data` of every lifecycle event: where the resource was, went, and why. Loose objects: a v1
+ * event may gain optional fields, so consumers (and the shipped JSON Schema) accept unknown ones.
+ */
+export const lifecycleEventDataSchema = z
+  .looseObject({
+    graph: z.string().min(1).describe('The name of the lifecycle graph.'),
+    transition: z.number().int().nonnegative().describe('The transition number this event belongs to (the count of transitions taken so far).'),
+    from: nodeName.describe('The node the resource was in.'),
+    to: nodeName.describe('The node the resource is in now (equal to from for events that are no transition).'),
+    desired: nodeName.describe('spec.desiredState when the event was recorded.'),
+    events: z.array(z.string().min(1)).describe('The collected events the decision was offered (node names or DefaultState).'),
+    path: z.string().describe('The traversed path, rendered the OKT way: >Start>Running.'),
+    generation: z.number().int().nonnegative().describe('metadata.generation of the resource the event was recorded at.'),
+    operation: z
+      .looseObject({
+        id: z.string().min(1).describe('The operation id: `${uid}-${transition}`.'),
+        node: nodeName.describe('The node whose action this is.'),
+        phase: z.string().min(1).describe('Pending, Running, Succeeded, Failed or Cancelled.'),
+        message: z.string().optional(),
+      })
+      .optional()
+      .describe('The action of the node, on action.* events and on the transition into a node with an action.'),
+    reason: z.string().optional().describe('Why, on converged and stalled events (a condition reason).'),
+    message: z.string().optional().describe('A human explanation, on stalled events.'),
+  })
+  .describe('The data of an okt lifecycle CloudEvent (types dev.okt.lifecycle.*.v1).');
+
+export type LifecycleEventData = z.infer<typeof lifecycleEventDataSchema>;
