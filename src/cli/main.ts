@@ -1,11 +1,13 @@
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.ts';
+import { eventsCommand } from './events.ts';
 import { useUsageExitCode } from './errors.ts';
 import { graphCommand } from './graph.ts';
 import { sidecarCommand } from './sidecar.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
 program.addCommand(clusterCommand());
+program.addCommand(eventsCommand());
 program.addCommand(sidecarCommand());
 program.addCommand(graphCommand());
 useUsageExitCode(program);
