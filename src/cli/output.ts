@@ -15,7 +15,7 @@ export const NO_COLORS: Colors = picocolors.createColors(false);
 
 /** Kubernetes objects as one multi-document YAML stream (what `kubectl apply -f -` reads). */
 export function toYamlDocuments(objects: readonly unknown[]): string {
-  return objects.map((object) => stringify(object, { lineWidth: 0 })).join('---\n');
+  return objects.map((object) => stringify(object, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
 /** A comma-separated or repeated flag value, accumulated: `--events A,B --events C`. */

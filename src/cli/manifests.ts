@@ -1,0 +1,107 @@
+// `okt manifests FILE --group G --version V --kind K`: everything to run the operator on a cluster.
+import { Command, Option } from 'commander';
+import { stringify } from 'yaml';
+import { resolveCrdNames } from '../kube/crd.ts';
+import { generateManifests, sidecarSnippet, type SecretKeyRef } from '../kube/manifests.ts';
+import { operatorName } from '../kube/rbac.ts';
+import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
+import { DEFAULT_OPERATOR_NAMESPACE } from './crd.ts';
+import { CliError, EXIT, runAction } from './errors.ts';
+import { loadGraphFile } from './graph-module.ts';
+import { toYamlDocuments } from './output.ts';
+
+export const DEFAULT_IMAGE = 'okt:latest';
+export const DEFAULT_TOKEN_SECRET = 'okt-sidecar-token';
+
+interface ManifestFlags extends CrdNameFlags {
+  export?: string;
+  image: string;
+  namespace: string;
+  createNamespace: boolean;
+  name?: string;
+  replicas: string;
+  workers: string;
+  watchNamespace?: string;
+  sink?: string;
+  sidecarTokenSecret: string | false;
+  readSecrets: boolean;
+  sidecarOnly: boolean;
+}
+
+export function manifestsCommand(): Command {
+  const command = new Command('manifests')
+    .description('Print the operator\'s deployment as multi-document YAML (kubectl apply -f -): Namespace, RBAC, CRD, graph ConfigMap, Deployment, and a sidecar snippet')
+    .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)');
+  addCrdNameFlags(command)
+    .addOption(new Option('--export <name>', 'the module export holding the graph'))
+    .option('--image <image>', 'the okt container image (build it with the Dockerfile)', DEFAULT_IMAGE)
+    .option('-n, --namespace <ns>', 'the operator\'s namespace', DEFAULT_OPERATOR_NAMESPACE)
+    .option('--no-create-namespace', 'leave the Namespace object out (it exists already)')
+    .option('--name <name>', 'name of the Deployment, ServiceAccount, roles and Lease (default: okt-<kind in lower case>)')
+    .option('--replicas <n>', 'operator replicas (leader election keeps one active)', '1')
+    .option('--workers <n>', 'parallel reconciles per operator', '4')
+    .option('--watch-namespace <ns>', 'watch custom resources in this namespace only (default: all)')
+    .option('--sink <url>', 'CloudEvents sink the operator delivers lifecycle events to')
+    .option('--sidecar-token-secret <name[/key]>', 'Secret (in the operator\'s namespace) holding the sidecar token', `${DEFAULT_TOKEN_SECRET}/token`)
+    .option('--no-sidecar-token-secret', 'mount no sidecar token (CRs name theirs with spec.sidecar.tokenSecretRef: add --read-secrets)')
+    .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef', false)
+    .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
+    .action(
+      runAction('manifests', async (file: string, flags: ManifestFlags) => {
+        const names = crdNamesFromFlags(flags);
+        const replicas = positiveInteger('--replicas', flags.replicas);
+        const workers = positiveInteger('--workers', flags.workers);
+        const token = flags.sidecarTokenSecret === false ? false : secretKeyRef(flags.sidecarTokenSecret);
+        const name = flags.name ?? operatorName(names);
+        const snippet = sidecarSnippet({
+          image: flags.image,
+          configMap: `${resolveCrdNames(names).singular}-okt-sidecar`,
+          token: token === false ? { name: DEFAULT_TOKEN_SECRET, key: 'token' } : token,
+        });
+        if (flags.sidecarOnly) {
+          process.stdout.write(stringify(snippet, { lineWidth: 0 }));
+          return;
+        }
+        const { graph } = await loadGraphFile(file, { exportName: flags.export });
+        const documents = generateManifests(graph, names, {
+          namespace: flags.namespace,
+          createNamespace: flags.createNamespace,
+          image: flags.image,
+          name,
+          replicas,
+          workers,
+          watchNamespace: flags.watchNamespace,
+          sink: flags.sink,
+          sidecarToken: token,
+          readSecrets: flags.readSecrets,
+        });
+        process.stdout.write(toYamlDocuments(documents) + commentedSnippet(snippet));
+      }),
+    );
+  return command;
+}
+
+function commentedSnippet(snippet: Record<string, unknown>): string {
+  const body = stringify(snippet, { lineWidth: 0 }).trimEnd().split('\n').map((line) => `#   ${line}`);
+  return [
+    '---',
+    '# The okt sidecar: add these to the Pod spec of your application (okt manifests ... --sidecar-only prints them alone).',
+    '# Its ConfigMap holds sidecar.yaml (tokenFile: ${OKT_SIDECAR_TOKEN_FILE}); the token Secret must exist in that namespace too.',
+    ...body,
+    '',
+  ].join('\n');
+}
+
+function secretKeyRef(value: string): SecretKeyRef {
+  const [name, key = 'token', ...rest] = value.split('/');
+  if (!name || !key || rest.length > 0) {
+    throw new CliError(EXIT.usage, `--sidecar-token-secret: "${value}" is not NAME or NAME/KEY`);
+  }
+  return { name, key };
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(EXIT.usage, `${flag}: expected a positive integer, got "${value}"`);
+  return n;
+}

@@ -1,0 +1,146 @@
+import type { Graph } from '../graph/index.ts';
+import { generateCrd, resolveCrdNames, type CrdNames } from './crd.ts';
+import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
+
+/** The sidecar's port when its config does not say (sidecar/config.ts). */
+export const SIDECAR_PORT = 8479;
+export const HEALTH_PORT = 8081;
+/** Where the graph's ConfigMap is mounted in the operator, and the file `okt run --graph` reads. */
+export const GRAPH_MOUNT = '/etc/okt/graph';
+export const GRAPH_FILE = `${GRAPH_MOUNT}/graph.json`;
+/** Where the sidecar token Secret is mounted, in the operator and in the sidecar alike. */
+export const TOKEN_MOUNT = '/var/run/secrets/okt/sidecar';
+export const SIDECAR_CONFIG_MOUNT = '/etc/okt';
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+export interface OperatorManifestOptions {
+  /** The operator's namespace (Deployment, ServiceAccount, Lease). */
+  namespace: string;
+  /** Emit the Namespace object too. */
+  createNamespace: boolean;
+  image: string;
+  /** Base name of every object; default operatorName(names). */
+  name?: string;
+  replicas?: number;
+  workers?: number;
+  /** Watch only this namespace (`okt run --namespace`); default: every namespace. */
+  watchNamespace?: string;
+  /** CloudEvents sink URL (`okt run --sink`). */
+  sink?: string;
+  /** The Secret holding the sidecar token, mounted for `okt run --sidecar-token-file`; false: none. */
+  sidecarToken: SecretKeyRef | false;
+  /** Let the operator read Secrets (spec.sidecar.tokenSecretRef): see OperatorRbacOptions.readSecrets. */
+  readSecrets?: boolean;
+}
+
+/**
+ * Everything a cluster needs to run the operator of one graph, in apply order: the Namespace
+ * (optional), RBAC, the CRD, the graph as a ConfigMap (so any graph file works with the stock
+ * image) and the operator Deployment (`okt run`, leader election on, so replicas and rolling
+ * updates never reconcile twice at once).
+ */
+export function generateManifests(graph: Graph, names: CrdNames, options: OperatorManifestOptions): Record<string, unknown>[] {
+  const n = resolveCrdNames(names);
+  const name = options.name ?? operatorName(names);
+  const { namespace } = options;
+  const labels = operatorLabels(name);
+  const selector = { 'app.kubernetes.io/name': labels['app.kubernetes.io/name'], 'app.kubernetes.io/instance': name };
+  const configMap = `${name}-graph`;
+
+  const args = ['run', '--graph', GRAPH_FILE, '--group', n.group, '--version', n.version, '--kind', n.kind];
+  if (n.plural !== resolveCrdNames({ ...names, plural: undefined }).plural) args.push('--plural', n.plural);
+  if (options.watchNamespace !== undefined) args.push('--namespace', options.watchNamespace);
+  if (options.sink !== undefined) args.push('--sink', options.sink);
+  if (options.sidecarToken !== false) args.push('--sidecar-token-file', `${TOKEN_MOUNT}/token`);
+  args.push(
+    '--health-port', String(HEALTH_PORT),
+    '--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', name,
+    '--workers', String(options.workers ?? 4),
+  );
+
+  const volumes: Record<string, unknown>[] = [{ name: 'graph', configMap: { name: configMap } }];
+  const volumeMounts: Record<string, unknown>[] = [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }];
+  if (options.sidecarToken !== false) {
+    volumes.push(tokenVolume(options.sidecarToken));
+    volumeMounts.push({ name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true });
+  }
+  const probe = (path: string) => ({ httpGet: { path, port: 'health' }, periodSeconds: 10 });
+
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: options.replicas ?? 1,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: name,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'operator',
+              image: options.image,
+              imagePullPolicy: 'IfNotPresent',
+              args,
+              ports: [{ name: 'health', containerPort: HEALTH_PORT }],
+              livenessProbe: probe('/healthz'),
+              readinessProbe: probe('/readyz'),
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts,
+            },
+          ],
+          volumes,
+        },
+      },
+    },
+  };
+
+  return [
+    ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
+    ...generateRbac(names, { namespace, name, readSecrets: options.readSecrets }),
+    generateCrd(graph, names),
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: configMap, namespace, labels },
+      data: { 'graph.json': `${JSON.stringify(graph.toData(), null, 2)}\n` },
+    },
+    deployment,
+  ];
+}
+
+/**
+ * The sidecar to add to the application's Pod: `okt sidecar` with its config from a ConfigMap
+ * (`sidecar.yaml`, whose tokenFile should read `${OKT_SIDECAR_TOKEN_FILE}`) and the token the operator
+ * also holds, listening on every address so that the operator reaches it at `http://<pod>:8479`.
+ */
+export function sidecarSnippet(options: { image: string; configMap: string; token: SecretKeyRef }): Record<string, unknown> {
+  return {
+    containers: [
+      {
+        name: 'okt-sidecar',
+        image: options.image,
+        imagePullPolicy: 'IfNotPresent',
+        args: ['sidecar', '--config', `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml`, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
+        env: [{ name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` }],
+        ports: [{ name: 'okt-sidecar', containerPort: SIDECAR_PORT }],
+        volumeMounts: [
+          { name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true },
+          { name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true },
+        ],
+      },
+    ],
+    volumes: [{ name: 'okt-sidecar-config', configMap: { name: options.configMap } }, tokenVolume(options.token)],
+  };
+}
+
+function tokenVolume(token: SecretKeyRef): Record<string, unknown> {
+  return { name: 'sidecar-token', secret: { secretName: token.name, items: [{ key: token.key, path: 'token' }] } };
+}

@@ -1,0 +1,75 @@
+import { resolveCrdNames, type CrdNames } from './crd.ts';
+
+export interface OperatorRbacOptions {
+  /** The namespace the operator runs in: its ServiceAccount and its leader-election Lease live there. */
+  namespace: string;
+  /** Base name of the ServiceAccount, roles and Lease. Default: operatorName(names). */
+  name?: string;
+  /**
+   * Grant `get` on Secrets in every namespace, which a CR's spec.sidecar.tokenSecretRef needs. Off by
+   * default: a cluster-wide read of Secrets is a large grant, and one token file mounted into the
+   * operator (`okt run --sidecar-token-file`) serves every CR without it.
+   */
+  readSecrets?: boolean;
+}
+
+/** The default name of a graph's operator and of its ServiceAccount, roles and Lease: `okt-database`. */
+export function operatorName(names: CrdNames): string {
+  return `okt-${resolveCrdNames(names).singular}`;
+}
+
+/**
+ * Least-privilege RBAC for the operator of one CRD: a ServiceAccount; a ClusterRole on the custom
+ * resources (they may live in any namespace), their status and finalizers; a Role on the one Lease
+ * of leader election in the operator's namespace; and the two bindings. Nothing else: the operator
+ * emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
+ */
+export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Record<string, unknown>[] {
+  const n = resolveCrdNames(names);
+  const name = options.name ?? operatorName(names);
+  const { namespace } = options;
+  const labels = operatorLabels(name);
+  const subject = { kind: 'ServiceAccount', name, namespace };
+  const rules: Record<string, unknown>[] = [
+    // Informer (list, watch), the one read on a conflict (get), finalizer and spec patches, the
+    // deletion at a leaf reached through the spec (OKT's "on End: delete it").
+    { apiGroups: [n.group], resources: [n.plural], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
+    { apiGroups: [n.group], resources: [`${n.plural}/status`], verbs: ['get', 'patch', 'update'] },
+    // Setting finalizers needs this where the OwnerReferencesPermissionEnforcement admission is on.
+    { apiGroups: [n.group], resources: [`${n.plural}/finalizers`], verbs: ['update'] },
+  ];
+  if (options.readSecrets === true) rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [subject],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: `${name}-leader-election`, namespace, labels },
+      rules: [
+        // `create` cannot be limited to a name (the object does not exist yet); the rest can.
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [name], verbs: ['get', 'update'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${name}-leader-election`, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-leader-election` },
+      subjects: [subject],
+    },
+  ];
+}
+
+/** The labels of everything generated for one operator. */
+export function operatorLabels(name: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'okt', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'okt' };
+}
