@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { databaseGraph } from '../../graphs/database.ts';
+import { CliError, EXIT } from '../../src/cli/errors.ts';
+import { crdNamesFromFlags } from '../../src/cli/crd-names.ts';
+import { toYamlDocuments } from '../../src/cli/output.ts';
+import { generateCrd } from '../../src/kube/crd.ts';
+import { generateManifests, sidecarSnippet } from '../../src/kube/manifests.ts';
+import { generateRbac } from '../../src/kube/rbac.ts';
+
+type Doc = Record<string, any>;
+const names = { group: 'okt.dev', version: 'v1alpha1', kind: 'Database', shortNames: ['odb'] };
+
+describe('generateRbac', () => {
+  it('grants exactly what the operator uses, no Secrets by default', () => {
+    const docs = generateRbac(names, { namespace: 'ops' }) as Doc[];
+    expect(docs.map((d) => d.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+    const [account, clusterRole, clusterBinding, role, binding] = docs as [Doc, Doc, Doc, Doc, Doc];
+    expect(account.metadata).toMatchObject({ name: 'okt-database', namespace: 'ops' });
+    expect(clusterRole.rules).toEqual([
+      { apiGroups: ['okt.dev'], resources: ['databases'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
+      { apiGroups: ['okt.dev'], resources: ['databases/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['okt.dev'], resources: ['databases/finalizers'], verbs: ['update'] },
+    ]);
+    expect(clusterRole.metadata.namespace).toBeUndefined();
+    expect(role.metadata.namespace).toBe('ops');
+    expect(role.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['okt-database'], verbs: ['get', 'update'] },
+    ]);
+    for (const b of [clusterBinding, binding]) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'okt-database', namespace: 'ops' }]);
+    expect(clusterBinding.roleRef.name).toBe(clusterRole.metadata.name);
+    expect(binding.roleRef.name).toBe(role.metadata.name);
+  });
+
+  it('adds get on Secrets only when asked (spec.sidecar.tokenSecretRef)', () => {
+    const clusterRole = (generateRbac(names, { namespace: 'ops', readSecrets: true }) as Doc[])[1]!;
+    expect(clusterRole.rules.at(-1)).toEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+  });
+});
+
+describe('generateManifests', () => {
+  const options = { namespace: 'ops', createNamespace: true, image: 'okt:test', sidecarToken: { name: 'tok', key: 'k' } } as const;
+
+  it('emits Namespace, RBAC, CRD, graph ConfigMap and Deployment in apply order', () => {
+    const docs = generateManifests(databaseGraph, names, options) as Doc[];
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CustomResourceDefinition', 'ConfigMap', 'Deployment',
+    ]);
+    expect(docs[6]).toEqual(generateCrd(databaseGraph, names));
+    expect(JSON.parse(docs[7]!.data['graph.json'])).toEqual(databaseGraph.toData());
+    expect(generateManifests(databaseGraph, names, { ...options, createNamespace: false }).map((d) => d.kind)).not.toContain('Namespace');
+  });
+
+  it('runs `okt run` with the graph from the ConfigMap, leader election and the token file', () => {
+    const deployment = (generateManifests(databaseGraph, names, { ...options, watchNamespace: 'apps', sink: 'http://sink:8080', workers: 8 }) as Doc[]).at(-1)!;
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    expect(container.args).toEqual([
+      'run', '--graph', '/etc/okt/graph/graph.json', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database',
+      '--namespace', 'apps', '--sink', 'http://sink:8080', '--sidecar-token-file', '/var/run/secrets/okt/sidecar/token',
+      '--health-port', '8081', '--leader-elect', '--leader-election-namespace', 'ops', '--leader-election-id', 'okt-database', '--workers', '8',
+    ]);
+    expect(container.image).toBe('okt:test');
+    expect(pod.serviceAccountName).toBe('okt-database');
+    expect(pod.volumes).toEqual([
+      { name: 'graph', configMap: { name: 'okt-database-graph' } },
+      { name: 'sidecar-token', secret: { secretName: 'tok', items: [{ key: 'k', path: 'token' }] } },
+    ]);
+    expect(deployment.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'okt', 'app.kubernetes.io/instance': 'okt-database' });
+    for (const [key, value] of Object.entries(deployment.spec.selector.matchLabels)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
+  });
+
+  it('passes --plural only when it differs from the default, and no token without a Secret', () => {
+    const args = (d: Doc[]) => d.at(-1)!.spec.template.spec.containers[0].args as string[];
+    expect(args(generateManifests(databaseGraph, { ...names, plural: 'dbs' }, options) as Doc[])).toContain('dbs');
+    expect(args(generateManifests(databaseGraph, { ...names, plural: 'databases' }, options) as Doc[])).not.toContain('--plural');
+    const tokenless = generateManifests(databaseGraph, names, { ...options, sidecarToken: false }) as Doc[];
+    expect(args(tokenless)).not.toContain('--sidecar-token-file');
+    expect(tokenless.at(-1)!.spec.template.spec.volumes).toHaveLength(1);
+  });
+
+  it('prints plain YAML documents (no anchors) that parse back to the objects', () => {
+    const docs = generateManifests(databaseGraph, names, options);
+    const text = toYamlDocuments(docs);
+    expect(text).not.toMatch(/[&*]a\d/);
+    expect(parseAllDocuments(text).map((d) => d.toJS())).toEqual(JSON.parse(JSON.stringify(docs)));
+  });
+
+  it('gives a sidecar container that listens for the operator and reads the shared token', () => {
+    const snippet = sidecarSnippet({ image: 'okt:test', configMap: 'db-okt-sidecar', token: { name: 'tok', key: 'k' } }) as Doc;
+    const container = snippet.containers[0];
+    expect(container.args).toEqual(['sidecar', '--config', '/etc/okt/sidecar.yaml', '--host', '0.0.0.0', '--port', '8479']);
+    expect(container.env).toEqual([{ name: 'OKT_SIDECAR_TOKEN_FILE', value: '/var/run/secrets/okt/sidecar/token' }]);
+    expect(snippet.volumes).toContainEqual({ name: 'okt-sidecar-config', configMap: { name: 'db-okt-sidecar' } });
+  });
+});
+
+describe('crdNamesFromFlags', () => {
+  it('accepts good names and rejects each bad one naming its flag', () => {
+    expect(crdNamesFromFlags({ ...names, plural: 'dbs' })).toEqual({ ...names, plural: 'dbs' });
+    const bad: [Partial<typeof names> & { plural?: string }, string][] = [
+      [{ group: 'okt' }, '--group'],
+      [{ group: 'Okt.dev' }, '--group'],
+      [{ version: 'V1' }, '--version'],
+      [{ kind: 'database' }, '--kind'],
+      [{ plural: 'Data_bases' }, '--plural'],
+      [{ shortNames: ['ok', 'O K'] }, '--short-names'],
+    ];
+    for (const [override, flag] of bad) {
+      let error: unknown;
+      try {
+        crdNamesFromFlags({ ...names, ...override });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(CliError);
+      expect((error as CliError).exitCode).toBe(EXIT.usage);
+      expect((error as CliError).message.startsWith(`${flag}: `)).toBe(true);
+    }
+  });
+});
