@@ -2,7 +2,7 @@
 import { CloudEvent, ValidationError } from 'cloudevents';
 import { z } from 'zod';
 import type { OutboxEntry } from '../kube/lifecycle-resource.ts';
-import { LifecycleEventError } from './errors.ts';
+import { LifecycleEventError, fromZodError } from './errors.ts';
 import { LIFECYCLE_EVENT_DATA_SCHEMA_URI } from './schema.ts';
 import { lifecycleEventDataSchema, lifecycleEventTypeSchema, type LifecycleEventData } from './types.ts';
 
@@ -66,10 +66,7 @@ export function parseCeOverrides(text: string | undefined, origin = 'K_CE_OVERRI
     throw new LifecycleEventError(origin, `not JSON: ${(error as Error).message}`);
   }
   const parsed = overridesSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new LifecycleEventError([origin, ...issue.path.map(String)].join('.'), issue.message);
-  }
+  if (!parsed.success) throw fromZodError(origin, parsed.error);
   return parsed.data;
 }
 
@@ -79,10 +76,7 @@ export function toCloudEvent(resource: EmittedResource, entry: OutboxEntry, opti
   const type = lifecycleEventTypeSchema.safeParse(entry.type);
   if (!type.success) throw new LifecycleEventError(`${at}.type`, `${JSON.stringify(entry.type)} is no lifecycle event type`);
   const data = lifecycleEventDataSchema.safeParse(entry.data);
-  if (!data.success) {
-    const issue = data.error.issues[0]!;
-    throw new LifecycleEventError([`${at}.data`, ...issue.path.map(String)].join('.'), issue.message);
-  }
+  if (!data.success) throw fromZodError(`${at}.data`, data.error);
   if (!resource.apiPath.startsWith('/')) throw new LifecycleEventError('source', `the API path ${JSON.stringify(resource.apiPath)} must start with /`);
   if (options.traceparent !== undefined && !TRACEPARENT.test(options.traceparent)) {
     throw new LifecycleEventError('traceparent', `${JSON.stringify(options.traceparent)} is no W3C traceparent`);
@@ -112,8 +106,11 @@ export function toCloudEvent(resource: EmittedResource, entry: OutboxEntry, opti
 /** The SDK's ValidationError as a LifecycleEventError naming the attribute. */
 export function sdkError(error: unknown): LifecycleEventError {
   if (error instanceof ValidationError) {
-    const first = (error.errors ?? [])[0] as { instancePath?: string; message?: string } | string | undefined;
-    if (typeof first === 'object' && first.instancePath) return new LifecycleEventError(first.instancePath.slice(1), first.message ?? error.message);
+    const first = (error.errors ?? [])[0] as { instancePath?: string; message?: string; params?: { missingProperty?: string } } | string | undefined;
+    if (typeof first === 'object') {
+      const field = first.instancePath ? first.instancePath.slice(1) : first.params?.missingProperty;
+      if (field) return new LifecycleEventError(field, first.message ?? error.message);
+    }
     return new LifecycleEventError('event', typeof first === 'string' ? first : error.message);
   }
   return new LifecycleEventError('event', (error as Error).message);

@@ -1,7 +1,7 @@
 // For consumers: an HTTP request (headers + body) as a validated, typed lifecycle event, or an error naming the field.
 import { HTTP, ValidationError, type CloudEvent } from 'cloudevents';
 import { sdkError } from './cloud-event.ts';
-import { LifecycleEventError } from './errors.ts';
+import { LifecycleEventError, fromZodError } from './errors.ts';
 import { lifecycleEventDataSchema, lifecycleEventTypeSchema, type LifecycleEventData, type LifecycleEventType } from './types.ts';
 
 /** A CloudEvent checked to be an okt lifecycle event: its type known, its data valid, its okt extensions present. */
@@ -40,10 +40,7 @@ export function parseLifecycleEvent(headers: HttpHeaders, body: string | Uint8Ar
     throw new LifecycleEventError('sequence', `${JSON.stringify(event.sequence)} is not 20 zero-padded digits`);
   }
   const data = lifecycleEventDataSchema.safeParse(event.data);
-  if (!data.success) {
-    const issue = data.error.issues[0]!;
-    throw new LifecycleEventError(['data', ...issue.path.map(String)].join('.'), issue.message);
-  }
+  if (!data.success) throw fromZodError('data', data.error);
   return event as LifecycleEvent;
 }
 
@@ -52,14 +49,19 @@ function toEvent(headers: Record<string, string>, body: string): CloudEvent<unkn
   try {
     parsed = HTTP.toEvent({ headers, body }) as CloudEvent<unknown> | CloudEvent<unknown>[];
   } catch (error) {
-    if (error instanceof ValidationError) throw sdkError(error);
     const message = (error as Error).message;
     if (/no cloud event detected/i.test(message)) {
       throw new LifecycleEventError('specversion', 'no CloudEvent: neither a ce-specversion header (binary mode) nor content-type application/cloudevents+json (structured mode)');
     }
+    if (error instanceof ValidationError) throw sdkError(error);
     throw new LifecycleEventError(headers['ce-specversion'] === undefined ? 'body' : 'data', `not JSON: ${message}`);
   }
   if (Array.isArray(parsed)) throw new LifecycleEventError('content-type', 'a batch of events; send one event per request');
+  try {
+    parsed.validate(); // toEvent itself is lenient
+  } catch (error) {
+    throw sdkError(error);
+  }
   return parsed;
 }
 

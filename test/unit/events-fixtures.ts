@@ -1,0 +1,52 @@
+// Real outbox entries for the events tests: the lead's pure lifecycle step driven through the database
+// graph (Start -> Running -> Servicing (fails) -> Running -> Stopping -> End), every event type included.
+import { databaseGraph } from '../../graphs/database.ts';
+import type { EmittedResource } from '../../src/events/index.ts';
+import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
+import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+
+export function resourceFor(name: string, uid = `uid-${name}`): EmittedResource {
+  return {
+    apiVersion: 'okt.dev/v1alpha1',
+    kind: 'Database',
+    namespace: 'default',
+    name,
+    uid,
+    apiPath: `/apis/okt.dev/v1alpha1/namespaces/default/databases/${name}`,
+  };
+}
+
+/** Every outbox entry the step commits along the way, in sequence order. */
+export function simulatedOutbox(): OutboxEntry[] {
+  const sim = new LifecycleSim(databaseGraph, 'Running', (node) => (node === 'Servicing' ? { fail: 'vacuum failed' } : { events: [] }));
+  const seen = new Map<number, OutboxEntry>();
+  const run = (times: number) => {
+    for (let i = 0; i < times; i += 1) {
+      sim.reconcile();
+      for (const entry of sim.status?.outbox ?? []) seen.set(entry.sequence, entry);
+    }
+  };
+  run(6);
+  sim.setDesired('Servicing');
+  run(6);
+  sim.setDesired('End');
+  run(8);
+  return [...seen.values()].sort((a, b) => a.sequence - b.sequence);
+}
+
+/** `count` synthetic transition entries 1..count (for volume tests where the content does not matter). */
+export function transitionEntries(count: number, first = 1): OutboxEntry[] {
+  return Array.from({ length: count }, (_, i) => {
+    const sequence = first + i;
+    return {
+      sequence,
+      type: 'dev.okt.lifecycle.transition.v1',
+      time: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, sequence)).toISOString(),
+      subject: sequence % 2 === 0 ? 'Running' : 'Servicing',
+      data: {
+        graph: 'database', transition: sequence, from: sequence % 2 === 0 ? 'Servicing' : 'Running', to: sequence % 2 === 0 ? 'Running' : 'Servicing',
+        desired: 'Running', events: ['Running'], path: '>Start>Running', generation: 1,
+      },
+    };
+  });
+}
