@@ -83,9 +83,11 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
     try {
       const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
       const missing = packages.filter((p) => !isInstalled(p));
-      const addedSources = needsBuild ? await steps.run('enabling Debian source packages (deb-src)', () => enableDebSrc()) : false;
-      if (missing.length > 0 || addedSources) {
-        await steps.run(`installing ${missing.join(' ') || 'nothing new'} with apt-get`, async () => {
+      if (needsBuild) await steps.run('enabling Debian source packages (deb-src)', () => enableDebSrc());
+      // A build needs fresh package lists for `apt-get source`, even when everything is installed.
+      if (missing.length > 0 || needsBuild) {
+        const title = missing.length > 0 ? `installing ${missing.join(' ')} with apt-get` : 'updating apt package lists';
+        await steps.run(title, async () => {
           await runLogged('apt-get', ['update'], { env: aptEnv, logPath });
           if (missing.length > 0) {
             await runLogged('apt-get', ['install', '-y', '--no-install-recommends', ...missing], { env: aptEnv, logPath });
@@ -217,10 +219,10 @@ const OKT_SOURCES = join(SOURCES_DIR, 'okt-deb-src.sources');
 const OKT_LIST = join(SOURCES_DIR, 'okt-deb-src.list');
 
 /**
- * Add deb-src entries mirroring the existing deb ones, in okt's own files (the system's files stay as
- * they are). Returns whether anything was added.
+ * Unless some deb-src entry exists, add ones mirroring the existing deb entries, in okt's own files
+ * (the system's files stay as they are).
  */
-function enableDebSrc(): boolean {
+function enableDebSrc(): void {
   const files = [
     ...(existsSync('/etc/apt/sources.list') ? ['/etc/apt/sources.list'] : []),
     ...(existsSync(SOURCES_DIR) ? readdirSync(SOURCES_DIR).map((f) => join(SOURCES_DIR, f)) : []),
@@ -232,12 +234,12 @@ function enableDebSrc(): boolean {
     if (file.endsWith('.sources')) {
       for (const stanza of text.split(/\n\s*\n/)) {
         const types = /^Types:(.*)$/m.exec(stanza)?.[1]?.trim().split(/\s+/) ?? [];
-        if (types.includes('deb-src')) return false;
+        if (types.includes('deb-src')) return;
         if (types.includes('deb')) deb822.push(stanza.replace(/^Types:.*$/m, 'Types: deb-src').trim());
       }
     } else if (file.endsWith('.list') || file === '/etc/apt/sources.list') {
       for (const line of text.split('\n')) {
-        if (/^\s*deb-src\s/.test(line)) return false;
+        if (/^\s*deb-src\s/.test(line)) return;
         if (/^\s*deb\s/.test(line)) oneLine.push(line.replace(/^\s*deb\s/, 'deb-src '));
       }
     }
@@ -248,7 +250,6 @@ function enableDebSrc(): boolean {
   const header = '# Added by okt (npx okt cluster provision): source packages, to build kube-apiserver.\n';
   if (deb822.length > 0) writeFileSync(OKT_SOURCES, header + deb822.join('\n\n') + '\n');
   if (oneLine.length > 0) writeFileSync(OKT_LIST, header + oneLine.join('\n') + '\n');
-  return true;
 }
 
 class Steps {
