@@ -6,6 +6,7 @@ import { useUsageExitCode } from './errors.ts';
 import { graphCommand } from './graph.ts';
 import { manifestsCommand } from './manifests.ts';
 import { sidecarCommand } from './sidecar.ts';
+import { statusCommand } from './status.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
 program.addCommand(clusterCommand());
@@ -14,5 +15,6 @@ program.addCommand(sidecarCommand());
 program.addCommand(graphCommand());
 program.addCommand(crdCommand());
 program.addCommand(manifestsCommand());
+program.addCommand(statusCommand());
 useUsageExitCode(program);
 await program.parseAsync(process.argv);
