@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from 'node:util';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
@@ -10,7 +12,7 @@ export function mergePatchFrom(before: unknown, after: unknown): Record<string, 
 }
 
 function diff(before: Json | undefined, after: Json): Json | undefined {
-  if (!isRecord(before) || !isRecord(after)) return JSON.stringify(before) === JSON.stringify(after) ? undefined : after;
+  if (!isRecord(before) || !isRecord(after)) return isDeepStrictEqual(before, after) ? undefined : after;
   const patch: { [key: string]: Json } = {};
   for (const key of Object.keys(before)) if (!(key in after)) patch[key] = null;
   for (const [key, value] of Object.entries(after)) {

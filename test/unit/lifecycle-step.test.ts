@@ -203,3 +203,11 @@ describe('lifecycle step', () => {
     expect(conditionOf(sim, 'Ready')?.lastTransitionTime).toBe(ready.lastTransitionTime);
   });
 });
+
+test('a status read back with its keys in another order is no reason to write', () => {
+  const sim = new LifecycleSim(databaseGraph, 'Running');
+  for (let i = 0; i < 5; i++) sim.reconcile();
+  const reordered = JSON.parse(JSON.stringify(sim.status, Object.keys(sim.status!).sort())) as LifecycleStatus;
+  sim.status = { ...reordered, conditions: sim.status!.conditions.map((c) => Object.fromEntries(Object.entries(c).reverse()) as typeof c) };
+  expect(sim.reconcile().status).toBeUndefined();
+});

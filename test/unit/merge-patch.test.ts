@@ -42,3 +42,7 @@ describe('mergePatchFrom', () => {
     );
   });
 });
+
+test('the order of keys is no change (the API server and zod may order them differently)', () => {
+  expect(mergePatchFrom({ c: [{ a: 1, b: 2 }] }, { c: [{ b: 2, a: 1 }] })).toBeUndefined();
+});

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Graph } from '../../graph/index.ts';
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
 import type { Planner } from '../../plan/index.ts';
@@ -322,7 +323,7 @@ class StatusDraft {
 
   /** A write only when a reader would see a change (the observed generation included). */
   writeIfChanged(): StepEffects {
-    if (!this.#firstSight && JSON.stringify(this.status) === JSON.stringify(this.#stored)) return {};
+    if (!this.#firstSight && isDeepStrictEqual(this.status, this.#stored)) return {};
     return { status: this.#pruned() };
   }
 

@@ -1,0 +1,92 @@
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { databaseGraph } from '../../../graphs/database.ts';
+import { generateCrd } from '../../../src/kube/crd.ts';
+import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
+import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
+import { applyCrd, type CrdManifest } from './crd.ts';
+import { httpStatusOf, mergePatch } from './cluster.ts';
+import { waitFor } from './wait.ts';
+
+export const DATABASES = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
+export const databaseCrd = generateCrd(databaseGraph, { ...DATABASES, shortNames: ['odb'] }) as unknown as CrdManifest;
+
+export interface DatabaseObject {
+  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; generation: number; finalizers?: string[]; deletionTimestamp?: string };
+  spec: { desiredState: string; [field: string]: unknown };
+  status?: LifecycleStatus;
+}
+
+export async function installDatabaseCrd(kc: KubeConfig): Promise<void> {
+  await applyCrd(kc, databaseCrd);
+}
+
+/**
+ * A real sidecar in this process whose database actions do nothing but succeed at once, raising no
+ * event: every node rests until spec.desiredState moves it on.
+ */
+export async function startNoopSidecar(options: { hang?: string[] } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-e2e-sidecar-'));
+  const token = 'e2e-sidecar-token-0123456789abcdef';
+  writeFileSync(path.join(dir, 'token'), token);
+  const action = (node: string) => ({ command: { argv: options.hang?.includes(node) ? ['sleep', '3600'] : ['true'] }, onSuccess: [] });
+  const config = {
+    listen: { host: '127.0.0.1', port: 0 },
+    tokenFile: 'token',
+    journal: 'journal.jsonl',
+    logLevel: 'silent',
+    graphs: { database: { nodes: { Running: action('Running'), Servicing: action('Servicing'), Stopping: action('Stopping') } } },
+  };
+  const sidecar = await startSidecar(parseSidecarConfig(config, dir));
+  return {
+    url: sidecar.url,
+    token,
+    sidecar,
+    async close() {
+      await sidecar.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function databases(kc: KubeConfig) {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const ref = { group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural };
+  return {
+    create: (namespace: string, name: string, spec: Record<string, unknown>) =>
+      api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name }, spec } }) as Promise<DatabaseObject>,
+    get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<DatabaseObject>,
+    patchSpec: (namespace: string, name: string, spec: Record<string, unknown>) =>
+      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<DatabaseObject>,
+    remove: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...ref, namespace, name }),
+  };
+}
+
+export function conditionOf(obj: DatabaseObject, type: string) {
+  return obj.status?.conditions.find((c) => c.type === type);
+}
+
+/** Waits until `predicate` holds for the CR (read through the API server, not the operator's cache). */
+export function waitForDatabase(kc: KubeConfig, namespace: string, name: string, what: string, predicate: (obj: DatabaseObject) => boolean, timeoutMs = 30_000) {
+  const api = databases(kc);
+  return waitFor(`${namespace}/${name}: ${what}`, async () => {
+    const obj = await api.get(namespace, name);
+    return predicate(obj) ? obj : undefined;
+  }, timeoutMs, 50);
+}
+
+/** Waits until the CR is gone (the API server answers 404). */
+export function waitForGone(kc: KubeConfig, namespace: string, name: string, timeoutMs = 30_000) {
+  const api = databases(kc);
+  return waitFor(`${namespace}/${name} to be deleted`, async () => {
+    try {
+      await api.get(namespace, name);
+      return undefined;
+    } catch (error) {
+      if (httpStatusOf(error) === 404) return true;
+      throw error;
+    }
+  }, timeoutMs, 50);
+}

@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
+import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
+import { createLogger } from '../../src/controller/index.ts';
+import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, expectHttpError } from './helpers/index.ts';
+import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone } from './helpers/lifecycle.ts';
+
+const run = promisify(execFile);
+const kc = e2eKubeConfig();
+const api = databases(kc);
+let namespace: string;
+let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
+let operator: RunningOperator;
+
+beforeAll(async () => {
+  await installDatabaseCrd(kc);
+  namespace = await createNamespace(kc, 'okt-operator');
+  sidecar = await startNoopSidecar();
+  operator = await startOperator({
+    kubeConfig: kc,
+    graph: databaseGraph,
+    resource: DATABASES,
+    namespace,
+    sidecar: { url: sidecar.url, token: sidecar.token },
+    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
+  });
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await sidecar?.close();
+});
+
+/** kubectl wait, the way a user would, against the same API server. */
+async function kubectlWait(name: string, condition: string): Promise<string> {
+  const { stdout } = await run('kubectl', ['wait', `--for=condition=${condition}`, `databases.${DATABASES.group}/${name}`, '-n', namespace, '--timeout=30s'], {
+    env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() },
+  });
+  return stdout;
+}
+
+describe('the operator on a real API server and a real sidecar', () => {
+  test('walks Start -> Running -> Servicing -> Running -> Stopping -> End by editing spec.desiredState', async () => {
+    await api.create(namespace, 'walk', { desiredState: 'Running' });
+    expect(await kubectlWait('walk', 'Running')).toContain('condition met');
+    let db = await waitForDatabase(kc, namespace, 'walk', 'Ready', (o) => conditionOf(o, 'Ready')?.status === 'True');
+    expect(db.metadata.finalizers).toContain('okt.dev/lifecycle');
+    expect(db.status?.path).toEqual(['Start', 'Running']);
+
+    for (const desired of ['Servicing', 'Running', 'Stopping']) {
+      await api.patchSpec(namespace, 'walk', { desiredState: desired });
+      expect(await kubectlWait('walk', desired)).toContain('condition met');
+      db = await waitForDatabase(kc, namespace, 'walk', `Ready at ${desired}`, (o) => o.status?.state === desired && conditionOf(o, 'Ready')?.status === 'True' && o.status.observedGeneration === o.metadata.generation);
+    }
+    expect(db.status?.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running>Stopping');
+    expect(db.status?.transition).toBe(4);
+    expect(conditionOf(db, 'Servicing')).toMatchObject({ status: 'False', reason: 'Left' });
+
+    // End is a leaf: reaching it through the spec ends the CR's life (onLeaf defaults to Delete).
+    await api.patchSpec(namespace, 'walk', { desiredState: 'End' });
+    expect(await waitForGone(kc, namespace, 'walk')).toBe(true);
+  });
+
+  test('a steady state costs no API reads; a transition costs one write', async () => {
+    await api.create(namespace, 'costs', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForDatabase(kc, namespace, 'costs', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+    const before = operator.transport.counters.snapshot();
+    await api.patchSpec(namespace, 'costs', { desiredState: 'Servicing' });
+    await waitForDatabase(kc, namespace, 'costs', 'Ready at Servicing', (o) => o.status?.state === 'Servicing' && conditionOf(o, 'Ready')?.status === 'True');
+    const after = operator.transport.counters.snapshot();
+    expect(after.reads - before.reads).toBe(0);
+    // One write commits the transition (and starts the action); one more records that the action succeeded (Ready).
+    expect(after.writes - before.writes).toBe(2);
+  });
+
+  test('an unreachable desired state stalls with UnreachableState, naming both nodes', async () => {
+    await api.create(namespace, 'stuck', { desiredState: 'Stopping', onLeaf: 'Keep' });
+    await waitForDatabase(kc, namespace, 'stuck', 'Ready at Stopping', (o) => o.status?.state === 'Stopping' && conditionOf(o, 'Ready')?.status === 'True');
+    await api.patchSpec(namespace, 'stuck', { desiredState: 'Running' });
+    const db = await waitForDatabase(kc, namespace, 'stuck', 'Stalled', (o) => conditionOf(o, 'Stalled')?.status === 'True');
+    expect(conditionOf(db, 'Stalled')?.reason).toBe('UnreachableState');
+    expect(conditionOf(db, 'Stalled')?.message).toContain('Running cannot be reached from Stopping');
+    expect(conditionOf(db, 'Ready')?.status).toBe('False');
+  });
+
+  test('an unknown desired state is refused by the API server (the CRD enum lists the graph nodes)', async () => {
+    const refused = await expectHttpError(api.create(namespace, 'typo', { desiredState: 'Runing' }));
+    expect(refused.status).toBe(422);
+    expect(refused.message).toContain('Runing');
+  });
+
+  test('deleting a CR drives the application down to a leaf before the finalizer goes', async () => {
+    await api.create(namespace, 'doomed', { desiredState: 'Running' });
+    await waitForDatabase(kc, namespace, 'doomed', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+    await api.remove(namespace, 'doomed');
+    expect(await waitForGone(kc, namespace, 'doomed')).toBe(true);
+  });
+});
