@@ -216,10 +216,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.stats.watches += 1;
     let events = 0;
     const stream = transport.watch(resource, { namespace, labelSelector, resourceVersion: this.#resourceVersion, timeoutSeconds, signal });
+    this.#log.debug({ resourceVersion: this.#resourceVersion, timeoutSeconds }, 'watching');
     for await (const event of stream) {
       events += 1;
       this.#apply(event);
     }
+    this.#log.debug({ resourceVersion: this.#resourceVersion, events }, 'watch ended');
     return events;
   }
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, Informer } from '../../../src/controller/index.ts';
-import type { KubeTransport, ResourceRef } from '../../../src/kube/transport/index.ts';
+import { isNotFound, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
 import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, waitFor } from '../helpers/index.ts';
 import { gadget, gadgetCrd, setUpGadgets, type Gadget } from './fixture.ts';
 
 const group = 'informer.controller.okt.dev';
 const quiet = createLogger({ level: 'silent' });
+const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
 let transport: KubeTransport;
 let resource: ResourceRef;
 
@@ -83,7 +84,11 @@ describe('Informer against a real API server', () => {
     await applyCrd(kc, manifest);
     const namespace = await createNamespace(kc, 'relist');
     await transport.create(own, namespace, gadget(ownGroup, namespace, 'before'));
-    const informer = new Informer<Gadget>({ transport, resource: own, namespace, logger: quiet, backoff: { initialMs: 100, maxMs: 1000 } });
+    // kube-apiserver keeps serving open watches from a deleted CRD's old storage for a while: short
+    // streams make the informer come back soon.
+    const informer = new Informer<Gadget>({
+      transport, resource: own, namespace, logger: quiet, watchTimeoutSeconds: 2, backoff: { initialMs: 100, maxMs: 1000 },
+    });
     const events = record(informer);
     informer.start();
     try {
@@ -91,14 +96,18 @@ describe('Informer against a real API server', () => {
       expect([...informer.store.keys()]).toEqual([`${namespace}/before`]);
 
       await deleteCrd(kc, manifest.metadata.name);
+      // The CRD itself, not just its served endpoint: re-created while still terminating, it would vanish after.
       await waitFor('the CRD to be gone', async () => {
         try {
-          await transport.list(own, { namespace });
+          await transport.get(CRDS, undefined, manifest.metadata.name);
           return undefined;
-        } catch {
-          return true;
+        } catch (err) {
+          return isNotFound(err) ? true : undefined;
         }
       }, 60_000, 200);
+      // Its open watch may still be served by the old storage, which can skip ahead with a bookmark:
+      // wait until a re-watch has hit the missing CRD, so the next one carries the pre-deletion version.
+      await waitFor('a watch of the missing CRD to fail', async () => (informer.stats.failures > 0 ? true : undefined), 30_000, 50);
       await applyCrd(kc, manifest);
       await transport.create(own, namespace, gadget(ownGroup, namespace, 'after'));
 
