@@ -106,6 +106,8 @@ async function findCrd(
     const type = query.type;
     candidates = all.filter((crd) => typeNames(crd).includes(type));
     wanted = `type "${type}"`;
+    // A short name two groups share: the one that has this resource settles it.
+    if (candidates.length > 1) candidates = await withResource(kc, candidates, query.namespace, query.name);
   } else {
     // A bare NAME: look among okt's CRDs for the one type that has a resource of that name.
     candidates = all.filter((crd) => crd.metadata?.annotations?.[GRAPH_ANNOTATION] !== undefined);
