@@ -52,7 +52,6 @@ case "$action" in
     "$BIN/pg_dump" -h "$SOCK" -p "$PORT" -U postgres -Fc -f "$file.partial" "$db"
     mv "$file.partial" "$file"
     echo "backup written to $file"
-    echo "okt-event: Running"
     ;;
   stop)
     if running; then "$BIN/pg_ctl" -D "$DATA" -m fast -w -t 120 stop; fi
