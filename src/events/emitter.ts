@@ -63,7 +63,6 @@ interface Lane {
   state: 'idle' | 'ready' | 'sending' | 'waiting';
   failures: number;
   timer: NodeJS.Timeout | undefined;
-  abort: AbortController | undefined;
   blocked: BlockedStream | undefined;
 }
 
@@ -120,11 +119,13 @@ export class LifecycleEventEmitter {
       return;
     }
     for (const entry of entries) {
-      if (entry.sequence <= lane.delivered || lane.queue.some((q) => q.entry.sequence === entry.sequence)) continue;
-      const at = lane.queue.findIndex((q) => q.entry.sequence > entry.sequence);
+      if (entry.sequence <= lane.delivered) continue;
       const queued: Queued = { entry, traceparent: resource.traceparent };
-      if (at === -1) lane.queue.push(queued);
-      else lane.queue.splice(at, 0, queued);
+      const last = lane.queue.at(-1)?.entry.sequence ?? 0;
+      if (entry.sequence > last) lane.queue.push(queued); // the usual case: the outbox grew at its end
+      else if (!lane.queue.some((q) => q.entry.sequence === entry.sequence)) {
+        lane.queue.splice(lane.queue.findIndex((q) => q.entry.sequence > entry.sequence), 0, queued);
+      }
     }
     this.#schedule(lane);
   }
@@ -139,13 +140,12 @@ export class LifecycleEventEmitter {
     return this.#lanes.get(uid)?.blocked;
   }
 
-  /** The CR is gone: its retries stop and its memory is released. */
+  /** The CR is gone: its retries stop and its memory is released (a send in flight ends by itself, its answer ignored). */
   forget(uid: string): void {
     const lane = this.#lanes.get(uid);
     if (lane === undefined) return;
     this.#lanes.delete(uid);
     clearTimeout(lane.timer);
-    lane.abort?.abort();
   }
 
   /** Stops retries and waits for the sends in flight (each bounded by timeoutMs). */
@@ -162,7 +162,7 @@ export class LifecycleEventEmitter {
     if (lane === undefined) {
       lane = {
         uid: resource.uid, key: resource.key, resource, sink: undefined, queue: [], delivered: 0,
-        state: 'idle', failures: 0, timer: undefined, abort: undefined, blocked: undefined,
+        state: 'idle', failures: 0, timer: undefined, blocked: undefined,
       };
       this.#lanes.set(resource.uid, lane);
     }
@@ -253,9 +253,8 @@ export class LifecycleEventEmitter {
       return { kind: 'rejected', reason: `not a valid lifecycle event: ${(error as Error).message}` };
     }
     if (!URL.canParse(sink)) return { kind: 'rejected', reason: `the sink ${JSON.stringify(sink)} is no URL` };
-    const abort = (lane.abort = new AbortController());
     try {
-      const response = await request(sink, { method: 'POST', headers: message.headers, body: message.body, dispatcher: this.#agent, signal: abort.signal });
+      const response = await request(sink, { method: 'POST', headers: message.headers, body: message.body, dispatcher: this.#agent });
       const detail = response.statusCode >= 300 ? (await response.body.text()).slice(0, DETAIL_LIMIT).trim() : '';
       if (response.statusCode < 300) await response.body.dump();
       const retryAfter = response.headers['retry-after'];
@@ -263,8 +262,6 @@ export class LifecycleEventEmitter {
     } catch (error) {
       const err = error as Error & { code?: string };
       return { kind: 'retry', reason: `${err.code ?? err.name}: ${err.message}` };
-    } finally {
-      lane.abort = undefined;
     }
   }
 
