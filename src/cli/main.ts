@@ -6,6 +6,7 @@ import { useUsageExitCode } from './errors.ts';
 import { graphCommand } from './graph.ts';
 import { manifestsCommand } from './manifests.ts';
 import { sidecarCommand } from './sidecar.ts';
+import { runCommand } from './run.ts';
 import { statusCommand } from './status.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
@@ -16,5 +17,6 @@ program.addCommand(graphCommand());
 program.addCommand(crdCommand());
 program.addCommand(manifestsCommand());
 program.addCommand(statusCommand());
+program.addCommand(runCommand());
 useUsageExitCode(program);
 await program.parseAsync(process.argv);

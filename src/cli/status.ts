@@ -4,7 +4,7 @@ import {
   ApiException,
   ApiextensionsV1Api,
   CustomObjectsApi,
-  KubeConfig,
+  type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { Command } from 'commander';
@@ -13,6 +13,7 @@ import { GRAPH_ANNOTATION } from '../kube/crd.ts';
 import { bundledGraph, BUNDLED_GRAPHS } from './bundled.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
 import { loadGraphFile } from './graph-module.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
 import { colorsFor } from './output.ts';
 import { renderStatusHtml, renderStatusText, type LifecycleResource, type StatusView } from './status-view.ts';
 
@@ -57,19 +58,6 @@ export function statusCommand(): Command {
     );
 }
 
-function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromDefault();
-  } catch (error) {
-    throw new CliError(EXIT.usage, `cannot read the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, 'Check KUBECONFIG.');
-  }
-  if (kc.getCurrentCluster() === null) {
-    throw new CliError(EXIT.usage, 'no cluster in the kubeconfig', 'Set KUBECONFIG, or start a local one: eval "$(npx okt cluster env)" after npx okt cluster up.');
-  }
-  return kc;
-}
-
 function splitTypeName(resource: string): [string, string] {
   const [type, name, ...rest] = resource.split('/');
   if (!type || !name || rest.length > 0) throw new CliError(EXIT.usage, `"${resource}" is neither NAME nor TYPE/NAME`);
@@ -107,7 +95,10 @@ async function findCrd(
     candidates = all.filter((crd) => typeNames(crd).includes(type));
     wanted = `type "${type}"`;
     // A short name two groups share: the one that has this resource settles it.
-    if (candidates.length > 1) candidates = await withResource(kc, candidates, query.namespace, query.name);
+    if (candidates.length > 1) {
+      candidates = await withResource(kc, candidates, query.namespace, query.name);
+      if (candidates.length === 0) throw new CliError(EXIT.failed, `${type}/${query.name}: not found in namespace "${query.namespace}"`);
+    }
   } else {
     // A bare NAME: look among okt's CRDs for the one type that has a resource of that name.
     candidates = all.filter((crd) => crd.metadata?.annotations?.[GRAPH_ANNOTATION] !== undefined);

@@ -3,7 +3,8 @@ import type { Graph } from '../../graph/index.ts';
 import { KubeTransport } from '../../kube/transport/index.ts';
 import { Manager, type ManagerLeaderElection } from '../manager.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { LifecycleController, type LifecycleEvents, type LifecycleResourceRef } from './reconciler.ts';
+import { LifecycleEventEmitter, type EmitMode } from '../../events/index.ts';
+import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -12,7 +13,8 @@ export interface OperatorOptions {
   namespace?: string;
   workers?: number;
   sidecar?: { url?: string; token?: string };
-  events?: LifecycleEvents;
+  /** Where the CloudEvents go (default K_SINK; none: nowhere, and they count as delivered) and how. */
+  events?: { sink?: string; mode?: EmitMode };
   health?: { port: number; host?: string } | false;
   leaderElection?: ManagerLeaderElection | false;
   pollIntervalMs?: number;
@@ -26,6 +28,7 @@ export interface RunningOperator {
   readonly manager: Manager;
   readonly lifecycle: LifecycleController;
   readonly transport: KubeTransport;
+  readonly events: LifecycleEventEmitter;
   /** Drains the workers, releases the Lease, closes every connection. */
   stop(): Promise<void>;
 }
@@ -43,26 +46,37 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     };
   }
   const manager = new Manager(managerOptions);
-  const lifecycle = new LifecycleController({
+  let lifecycle: LifecycleController | undefined;
+  const events = new LifecycleEventEmitter({
+    ...options.events,
+    logger,
+    onDelivered: (key) => lifecycle?.eventDelivered(key),
+    onBlocked: (key) => lifecycle?.controller.enqueue(key),
+  });
+  lifecycle = new LifecycleController({
     graph: options.graph,
     resource: options.resource,
     transport,
     metrics: manager.metrics,
     logger,
-    ...pick(options, ['namespace', 'workers', 'sidecar', 'events', 'pollIntervalMs', 'outboxLimit']),
+    events,
+    ...pick(options, ['namespace', 'workers', 'sidecar', 'pollIntervalMs', 'outboxLimit']),
   });
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);
   await manager.start();
   let stopped: Promise<void> | undefined;
+  const controller = lifecycle;
   return {
     manager,
-    lifecycle,
+    lifecycle: controller,
     transport,
+    events,
     stop: () =>
       (stopped ??= (async () => {
         await manager.stop();
-        await lifecycle.close();
+        await events.close();
+        await controller.close();
         await transport.close();
       })()),
   };

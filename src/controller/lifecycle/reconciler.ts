@@ -41,6 +41,8 @@ export interface LifecycleEvents {
   offer(resource: EventResource, entries: readonly OutboxEntry[]): void;
   /** The highest sequence delivered for this uid (0: none). */
   delivered(uid: string): number;
+  /** The event the sink refuses for this uid, if it does: later events wait behind it. */
+  blocked(uid: string): { sequence: number; reason: string } | undefined;
   forget(uid: string): void;
 }
 
@@ -84,7 +86,8 @@ export class LifecycleController {
   readonly #written = new Map<string, LifecycleObject>();
   /** Operations long-polled on the sidecar, so a finished action is noticed at once. */
   readonly #watched = new Set<string>();
-  readonly #uids = new Map<string, string>();
+  /** Resources whose next move waits for their events to be delivered. */
+  readonly #awaitingDelivery = new Set<string>();
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
@@ -118,10 +121,15 @@ export class LifecycleController {
       onDelete: (obj) => {
         const key = keyOf(obj);
         this.#written.delete(key);
-        this.#uids.delete(key);
+        this.#awaitingDelivery.delete(key);
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
+  }
+
+  /** The emitter delivered an event of `key`: look again if the resource was waiting for that. */
+  eventDelivered(key: string): void {
+    if (this.#awaitingDelivery.has(key)) this.controller.enqueue(key);
   }
 
   /** Stops the long-polls and closes the sidecar connections (the manager stops informer and controller). */
@@ -135,7 +143,6 @@ export class LifecycleController {
     if (obj === undefined) return;
     const { metadata } = obj;
     const uid = metadata.uid ?? '';
-    this.#uids.set(key, uid);
     const deleting = metadata.deletionTimestamp !== undefined;
     const finalizers = metadata.finalizers ?? [];
     if (deleting && !finalizers.includes(LIFECYCLE_FINALIZER)) return;
@@ -163,7 +170,10 @@ export class LifecycleController {
       delivered: events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER,
       now: new Date().toISOString(),
       outboxLimit: this.#options.outboxLimit ?? 64,
+      ...deliveryProblem(events, uid),
     });
+    if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
+    else this.#awaitingDelivery.delete(key);
     return this.#carryOut(key, obj, stored, effects, client, resource, ctx);
   }
 
@@ -304,6 +314,11 @@ export class LifecycleController {
     if (spec.eventSink !== undefined) resource.sink = spec.eventSink;
     return resource;
   }
+}
+
+function deliveryProblem(events: LifecycleEvents | undefined, uid: string): { deliveryProblem?: string } {
+  const blocked = events?.blocked(uid);
+  return blocked ? { deliveryProblem: `the sink refuses event ${blocked.sequence}: ${blocked.reason}` } : {};
 }
 
 function keyOf(obj: KubeObject): string {

@@ -58,6 +58,8 @@ export interface StepInput {
   delivered: number;
   now: string;
   outboxLimit: number;
+  /** Why the sink refuses this resource's next event, when it does (it blocks the stream). */
+  deliveryProblem?: string;
 }
 
 /** What the reconciler must do, in this order: write status, start the operation, delete/unfinalize, requeue. */
@@ -72,6 +74,8 @@ export interface StepEffects {
   poll?: boolean;
   /** Go on at once: the resource is still moving and nothing is running. */
   again?: boolean;
+  /** Nothing moves until the emitter delivers this resource's events (a leaf's last events, a full outbox). */
+  awaitingDelivery?: boolean;
 }
 
 export const READY = 'Ready';
@@ -164,7 +168,8 @@ export function step(input: StepInput): StepEffects {
   // The planner's event always names a child, so staying means the resource is where it should be.
   if (next === current) return work.converge(desired, input.resource, model.graph.node(desired).isLeaf);
   if (work.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
-    return { ...work.waiting(REASONS.backpressure, `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too`), poll: true };
+    const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
+    return { ...work.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
   }
   return work.transition(next, desired, events, model, resource.uid);
 }
@@ -299,7 +304,7 @@ class StatusDraft {
     if (!isLeaf || !ending) return effects;
     // A leaf ends the resource's life (OKT's "on End: delete it"), once its last events are out.
     if (effects.status === undefined && this.pendingEvents() === 0) return { finish: resource.deleting ? 'removeFinalizer' : 'delete' };
-    return { ...effects, poll: true };
+    return { ...effects, poll: true, awaitingDelivery: true };
   }
 
   stall(reason: string, message: string): StepEffects {

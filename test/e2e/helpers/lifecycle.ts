@@ -27,13 +27,13 @@ export async function installDatabaseCrd(kc: KubeConfig): Promise<void> {
  * A real sidecar in this process whose database actions do nothing but succeed at once, raising no
  * event: every node rests until spec.desiredState moves it on.
  */
-export async function startNoopSidecar(options: { hang?: string[] } = {}) {
+export async function startNoopSidecar(options: { hang?: string[]; port?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-e2e-sidecar-'));
   const token = 'e2e-sidecar-token-0123456789abcdef';
   writeFileSync(path.join(dir, 'token'), token);
   const action = (node: string) => ({ command: { argv: options.hang?.includes(node) ? ['sleep', '3600'] : ['true'] }, onSuccess: [] });
   const config = {
-    listen: { host: '127.0.0.1', port: 0 },
+    listen: { host: '127.0.0.1', port: options.port ?? 0 },
     tokenFile: 'token',
     journal: 'journal.jsonl',
     logLevel: 'silent',

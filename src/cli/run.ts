@@ -1,0 +1,88 @@
+// `okt run`: the operator of one graph's custom resources, against the cluster KUBECONFIG names.
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { addControllerRuntimeFlags, controllerRuntimeSettings, createLogger } from '../controller/index.ts';
+import { startOperator } from '../controller/lifecycle/index.ts';
+import { resolveCrdNames } from '../kube/crd.ts';
+import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
+import { CliError, EXIT, runAction } from './errors.ts';
+import { loadGraphFile } from './graph-module.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
+
+interface RunFlags extends CrdNameFlags {
+  graph: string;
+  export?: string;
+  namespace?: string;
+  sink?: string;
+  eventMode: 'binary' | 'structured';
+  sidecarUrl?: string;
+  sidecarTokenFile?: string;
+  pollInterval: string;
+  [flag: string]: unknown;
+}
+
+export function runCommand(): Command {
+  const command = new Command('run')
+    .description('Run the operator: drive every custom resource of a graph toward its spec.desiredState')
+    .requiredOption('--graph <file>', 'the graph module (.ts/.js) or data file (.json/.yaml)')
+    .option('--export <name>', 'the module export holding the graph');
+  addCrdNameFlags(command)
+    .option('--namespace <ns>', 'watch only this namespace (default: every namespace)')
+    .option('--sink <url>', 'CloudEvents sink (default: $K_SINK; with none, events are not sent and count as delivered)')
+    .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
+    .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
+    .option('--sidecar-token-file <file>', 'bearer token for sidecars (CRs may name a Secret in spec.sidecar.tokenSecretRef instead)')
+    .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10');
+  addControllerRuntimeFlags(command);
+  return command.action(
+    runAction('run', async (flags: RunFlags) => {
+      const settings = controllerRuntimeSettings(flags);
+      const names = resolveCrdNames(crdNamesFromFlags(flags));
+      const { graph } = await loadGraphFile(flags.graph, flags.export === undefined ? {} : { exportName: flags.export });
+      const pollIntervalMs = Number(flags.pollInterval) * 1000;
+      if (!(pollIntervalMs > 0)) throw new CliError(EXIT.usage, `--poll-interval: expected a positive number of seconds, got "${flags.pollInterval}"`);
+      const logger = createLogger({ level: settings.logLevel });
+      const sidecar: { url?: string; token?: string } = {};
+      if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
+      if (flags.sidecarTokenFile !== undefined) sidecar.token = readToken(flags.sidecarTokenFile);
+      const operator = await startOperator({
+        kubeConfig: loadKubeConfig(),
+        graph,
+        resource: { group: names.group, version: names.version, plural: names.plural, kind: names.kind },
+        workers: settings.workers,
+        health: settings.health,
+        leaderElection: settings.leaderElection,
+        sidecar,
+        events: { mode: flags.eventMode, ...(flags.sink === undefined ? {} : { sink: flags.sink }) },
+        pollIntervalMs,
+        logger,
+        ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
+      });
+      logger.info({ graph: graph.name, resource: `${names.plural}.${names.group}/${names.version}`, healthPort: operator.manager.healthPort }, 'operator started');
+      await untilSignal();
+      logger.info('stopping: draining the workers');
+      await operator.stop();
+    }),
+  );
+}
+
+function readToken(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new CliError(EXIT.usage, `--sidecar-token-file: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Resolves on the first SIGINT or SIGTERM (a second one exits at once). */
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.once('SIGINT', () => process.exit(130));
+      process.once('SIGTERM', () => process.exit(143));
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DATABASES } from './lifecycle.ts';
+import { e2eKubeconfigPath } from './cluster.ts';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** `okt run` for the database graph as a real child process (so it can be killed with SIGKILL). */
+export function spawnOperator(options: { namespace: string; sidecarUrl: string; token: string; extra?: string[] }): ChildProcess & { output: () => string } {
+  const tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(tokenFile, options.token);
+  const args = [
+    path.join(REPO, 'bin/okt.js'), 'run', '--graph', path.join(REPO, 'graphs/database.ts'),
+    '--group', DATABASES.group, '--version', DATABASES.version, '--kind', DATABASES.kind,
+    '--namespace', options.namespace, '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
+    '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
+  ];
+  const child = spawn(process.execPath, args, { env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return Object.assign(child, { output: () => output });
+}
+
+/** SIGKILL, and wait until the process is gone. */
+export async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
