@@ -6,3 +6,6 @@ export * from './machine/index.ts';
 export * from './plan/index.ts';
 export { databaseGraph } from '../graphs/database.ts';
 export { reconciliationGraph } from '../graphs/reconciliation.ts';
+
+// Lifecycle CloudEvents: the types and data schema, the emitter, and the consumer helper and receiver.
+export * from './events/index.ts';

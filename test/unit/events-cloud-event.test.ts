@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CloudEvent, HTTP } from 'cloudevents';
 import fc from 'fast-check';
@@ -128,4 +129,9 @@ test('the sequence extension orders as strings the way sequences order as number
       expect(sa < sb).toBe(a < b);
     }),
   );
+});
+
+test('the package exports the schema file as okt/schema/lifecycle-event-data.v1.json', () => {
+  const resolved = createRequire(import.meta.url).resolve('okt/schema/lifecycle-event-data.v1.json');
+  expect(readFileSync(resolved, 'utf8')).toBe(readFileSync(SCHEMA_FILE, 'utf8'));
 });
