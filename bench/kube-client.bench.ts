@@ -134,9 +134,16 @@ export async function run(): Promise<Record<string, number>> {
       },
     },
     {
-      key: 'transport', label: 'okt transport (undici Pool, keep-alive)',
+      key: 'transport', label: 'okt transport (undici Pool, keep-alive, HTTP/2 negotiated)',
       open: async () => {
         const transport = await KubeTransport.fromKubeConfig(kc, { connections: 64 });
+        return { patch: (name, i) => transport.patchStatus(RESOURCE, NAMESPACE, name, { count: i }), close: () => transport.close() };
+      },
+    },
+    {
+      key: 'transport_http1', label: 'okt transport, HTTP/1.1 only',
+      open: async () => {
+        const transport = await KubeTransport.fromKubeConfig(kc, { connections: 64, http2: false });
         return { patch: (name, i) => transport.patchStatus(RESOURCE, NAMESPACE, name, { count: i }), close: () => transport.close() };
       },
     },

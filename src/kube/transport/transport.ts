@@ -32,8 +32,13 @@ function sum(byVerb: Record<ApiVerb, number>, verbs: ReadonlySet<ApiVerb>): numb
 }
 
 export interface KubeTransportOptions {
-  /** Most keep-alive connections for ordinary requests (watches have their own, one each). Default 16. */
+  /** Most keep-alive connections for ordinary requests (over HTTP/1.1 watches have their own, one each). Default 16. */
   connections?: number;
+  /**
+   * Negotiate HTTP/2 (ALPN) when the server offers it, as kube-apiserver does: requests and watches
+   * then share multiplexed connections. Default true (undici's default); false: HTTP/1.1 only.
+   */
+  http2?: boolean;
   /** Time limit for one ordinary request's headers and for its body. Default 30 s. */
   requestTimeoutMs?: number;
   /** Idle time after which a kept-alive connection closes. Default 30 s. */
@@ -111,8 +116,9 @@ export class KubeTransport {
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
     const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
     const connect = { ...settings.tls, keepAlive: true, keepAliveInitialDelay: 30_000 };
-    this.#pool = new Pool(settings.origin, { connections, connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout });
-    this.#watchPool = new Pool(settings.origin, { connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout });
+    const allowH2 = options.http2 ?? true;
+    this.#pool = new Pool(settings.origin, { connections, connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout, allowH2 });
+    this.#watchPool = new Pool(settings.origin, { connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout, allowH2 });
   }
 
   get origin(): string {
