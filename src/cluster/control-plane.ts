@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
+import { freePorts } from '../net/free-ports.ts';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -180,25 +180,6 @@ function writeKubeconfig(path: string, server: string, token: string): void {
   writeFileSync(path, stringify(config), { mode: 0o600 });
 }
 
-async function freePorts(count: number): Promise<number[]> {
-  // Hold all listeners open together so the ports differ from each other.
-  const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-        const s = createServer();
-        s.once('error', reject);
-        s.listen(0, '127.0.0.1', () => resolve(s));
-      }),
-    ),
-  );
-  const ports = servers.map((s) => {
-    const address = s.address();
-    if (address === null || typeof address === 'string') throw new Error('no TCP port');
-    return address.port;
-  });
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
 
 /** GET /readyz with the token: the HTTP status, or undefined when nothing answers yet. */
 export function readyzStatus(server: string, token: string): Promise<number | undefined> {

@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
+import { freePort } from '../../src/net/free-ports.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, type DatabaseObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
@@ -15,14 +15,6 @@ beforeAll(async () => {
   await installDatabaseCrd(kc);
   namespace = await createNamespace(kc, 'okt-crash');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Every transition recorded went along an edge of the graph, and each committed operation ran exactly once. */
 function expectConsistent(db: DatabaseObject, attemptsOf: (id: string) => number | undefined): void {

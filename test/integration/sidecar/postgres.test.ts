@@ -2,34 +2,15 @@
 // graphs/database.sidecar.yaml`: Running (start), Servicing (pg_dump), Stopping. Installs Debian's
 // postgresql-15 when it is missing (CI is root on Debian bookworm).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensurePostgresInstalled, POSTGRES_BIN } from '../../../sidecar/adapters/postgres/install.ts';
+import { freePort } from '../../../src/net/free-ports.ts';
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 import { REPO, TOKEN, eventually, makeDir, removeDirs, spawnSidecar, type SidecarProcess } from './helpers.ts';
 
-const BIN = '/usr/lib/postgresql/15/bin';
 const PG_SH = path.join(REPO, 'sidecar/adapters/postgres/pg.sh');
-
-function ensurePostgresInstalled(): void {
-  if (existsSync(path.join(BIN, 'postgres'))) return;
-  execFileSync('apt-get', ['update'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'postgresql-15'], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 let sidecar: SidecarProcess;
 let client: SidecarClient;
@@ -64,7 +45,7 @@ async function run(id: string, node: string) {
 function psql(sql: string): string {
   return execFileSync(
     'runuser',
-    ['-u', 'postgres', '--', path.join(BIN, 'psql'), '-h', path.join(env.OKT_PG_DIR as string, 'socket'), '-p', env.OKT_PG_PORT as string, '-U', 'postgres', '-tAc', sql],
+    ['-u', 'postgres', '--', path.join(POSTGRES_BIN, 'psql'), '-h', path.join(env.OKT_PG_DIR as string, 'socket'), '-p', env.OKT_PG_PORT as string, '-U', 'postgres', '-tAc', sql],
     { encoding: 'utf8' },
   ).trim();
 }
@@ -90,7 +71,7 @@ describe('database sidecar on a real PostgreSQL', () => {
     expect(files).toHaveLength(1);
     const dump = path.join(backups, files[0] as string);
     expect(statSync(dump).size).toBeGreaterThan(0);
-    const listing = execFileSync(path.join(BIN, 'pg_restore'), ['--list', dump], { encoding: 'utf8' });
+    const listing = execFileSync(path.join(POSTGRES_BIN, 'pg_restore'), ['--list', dump], { encoding: 'utf8' });
     expect(listing).toMatch(/TABLE public okt_items/);
   });
 
