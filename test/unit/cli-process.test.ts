@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { okt } from '../e2e/cli/run.ts';
+
+// The documented exit codes and one- or two-line errors, from the real `okt` process (no cluster).
+
+const dir = mkdtempSync(path.join(tmpdir(), 'okt-cli-process-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at /);
+
+describe.concurrent('okt graph', { timeout: 60_000 }, () => {
+  it('validate: 0 and OK for a good graph, 1 and every problem for a bad one', async () => {
+    const good = await okt(['graph', 'validate', 'graphs/reconciliation.ts']);
+    expect(good).toMatchObject({ code: 0, stderr: '' });
+    expect(good.stdout).toBe('OK: graph "reconciliation" (graphs/reconciliation.ts, export reconciliationGraph): 9 nodes, entry CRChecker, leaves End\n');
+
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(file, 'name: bad\nentry: A\nnodes:\n  A: { children: [B, C] }\n  B: {}\n');
+    const bad = await okt(['graph', 'validate', file]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/^okt graph validate: .*bad\.yaml: graph "bad" is invalid/);
+    expect(bad.stderr).toMatch(/\n- .*C/);
+    noStack(bad.stderr);
+  });
+
+  it('simulate: 0 when the desired node is reached, 1 when it cannot be, 2 for an unknown node', async () => {
+    const reached = await okt(['graph', 'simulate', 'graphs/database.ts', '--desired', 'Servicing']);
+    expect(reached.code).toBe(0);
+    expect(reached.stdout).toContain('path: >Start>Running>Servicing\n');
+    const unreachable = await okt(['graph', 'simulate', 'graphs/database.ts', '--from', 'End', '--desired', 'Running']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stdout).toContain('Running cannot be reached from End');
+    const unknown = await okt(['graph', 'simulate', 'graphs/database.ts', '--desired', 'Nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe('okt graph simulate: --desired: graph "database" has no node "Nope"\n  Its nodes: Start, Running, Servicing, Stopping, End.\n');
+  });
+
+  it('render: the chosen format; 2 for a bad format, a missing file or a missing subcommand', async () => {
+    const dot = await okt(['graph', 'render', 'graphs/database.ts', '--format', 'dot']);
+    expect(dot.code).toBe(0);
+    expect(dot.stdout).toMatch(/^digraph "database" \{/);
+    const svg = await okt(['graph', 'render', 'graphs/database.ts', '--format', 'svg']);
+    expect(svg.code).toBe(2);
+    expect(svg.stderr).toMatch(/error: option .*--format.* argument 'svg' is invalid/);
+    const missing = await okt(['graph', 'render', 'graphs/missing.ts']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('okt graph render: graphs/missing.ts: no such file\n  Give the path of a graph module (.ts/.js) or a JSON/YAML graph.\n');
+    expect((await okt(['graph'])).code).toBe(2);
+  });
+});
+
+describe.concurrent('okt crd and okt manifests', { timeout: 60_000 }, () => {
+  it('reject a bad name naming the flag, with exit code 2', async () => {
+    const bad = await okt(['crd', 'graphs/database.ts', '--group', 'okt', '--version', 'v1', '--kind', 'Database']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('okt crd: --group: "okt" is not a lower-case domain with at least one dot, e.g. okt.dev\n');
+    const missing = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("required option '--kind <kind>' not specified");
+    const replicas = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1', '--kind', 'Database', '--replicas', '0']);
+    expect(replicas.code).toBe(2);
+    expect(replicas.stderr).toBe('okt manifests: --replicas: expected a positive integer, got "0"\n');
+  });
+
+  it('crd prints the same CRD as the committed file', async () => {
+    const printed = await okt(['crd', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--short-names', 'odb']);
+    expect(printed.code).toBe(0);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync('crds/database.yaml', 'utf8')).toContain(printed.stdout);
+  });
+});
