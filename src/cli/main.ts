@@ -7,6 +7,7 @@ import { graphCommand } from './graph.ts';
 import { manifestsCommand } from './manifests.ts';
 import { sidecarCommand } from './sidecar.ts';
 import { runCommand } from './run.ts';
+import { upCommand } from './up.ts';
 import { statusCommand } from './status.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
@@ -18,5 +19,6 @@ program.addCommand(crdCommand());
 program.addCommand(manifestsCommand());
 program.addCommand(statusCommand());
 program.addCommand(runCommand());
+program.addCommand(upCommand());
 useUsageExitCode(program);
 await program.parseAsync(process.argv);

@@ -1,0 +1,50 @@
+// `okt up` (`npm start`): the whole local demo; `--ci` runs the same walk and exits.
+import { Command } from 'commander';
+import pc from 'picocolors';
+import { DatabaseDemo, DEMO_NAME } from '../demo/database-demo.ts';
+import { CliError, EXIT, runAction } from './errors.ts';
+import { describeEvent } from './events.ts';
+
+export function upCommand(): Command {
+  return new Command('up')
+    .description('The local demo: a real control plane, PostgreSQL behind the sidecar, the operator, CloudEvents, and a database walked through its graph')
+    .option('--ci', 'run the walk without waiting for a person, then stop everything and exit (0: every step passed)', false)
+    .action(
+      runAction('up', async (flags: { ci: boolean }) => {
+        const demo = new DatabaseDemo({
+          step: (line) => process.stdout.write(`${pc.bold(line)}\n`),
+          info: (line) => process.stdout.write(`${line}\n`),
+          event: (event) => process.stdout.write(`${pc.cyan('  event')} ${describeEvent(event)}\n`),
+        });
+        let stopping: Promise<void> | undefined;
+        const stop = () => (stopping ??= demo.stop());
+        const interrupted = new Promise<never>((_resolve, reject) => {
+          const onSignal = () => reject(new CliError(EXIT.failed, 'interrupted: everything the demo started is stopped'));
+          process.once('SIGINT', onSignal);
+          process.once('SIGTERM', onSignal);
+        });
+        try {
+          await Promise.race([demo.start().then(() => demo.walk()), interrupted]);
+          process.stdout.write(`\n${pc.green('The walk is done.')} Try, in another terminal:\n${tryThese(demo)}\n`);
+          if (!flags.ci) {
+            process.stdout.write(`\nEverything keeps running; press Ctrl-C to stop it all.\n`);
+            await interrupted.catch(() => undefined);
+          }
+        } finally {
+          process.stdout.write('stopping the operator, the sidecar, PostgreSQL and the control plane\n');
+          await stop();
+        }
+      }),
+    );
+}
+
+function tryThese(demo: DatabaseDemo): string {
+  return [
+    `  export KUBECONFIG=${demo.kubeconfigPath}`,
+    `  kubectl get databases                       # State, Desired, Ready, Age`,
+    `  kubectl get database ${DEMO_NAME} -o yaml             # status: path, conditions, outbox`,
+    `  kubectl wait --for=condition=End database/${DEMO_NAME}`,
+    `  npx okt status database/${DEMO_NAME}                  # the graph with the path walked`,
+    `  ls ${demo.backupDir}   # the pg_dump taken in Servicing`,
+  ].join('\n');
+}
