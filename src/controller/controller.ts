@@ -1,3 +1,5 @@
+import { objectKey, type KubeObject } from '../kube/transport/index.ts';
+import type { Informer } from './informer.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -61,6 +63,12 @@ export class Controller {
 
   enqueue(key: string): void {
     this.queue.add(key);
+  }
+
+  /** Enqueues the key of every object the informer adds, updates (resyncs included) or deletes. */
+  watch<T extends KubeObject>(informer: Informer<T>): void {
+    const enqueue = (obj: T) => this.queue.add(objectKey(obj));
+    informer.addHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj), onDelete: enqueue });
   }
 
   start(): void {

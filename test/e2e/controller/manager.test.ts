@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller, createLogger, Informer, Manager } from '../../../src/controller/index.ts';
-import { objectKey, splitKey, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
+import { splitKey, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
 import { createNamespace, e2eKubeConfig, waitFor } from '../helpers/index.ts';
 import { gadget, setUpGadgets, type Gadget } from './fixture.ts';
 
@@ -36,10 +36,7 @@ function operator(leaderElection: { name: string; identity: string } | false): {
       manager.metrics.transitionsTotal.labels('gadget', obj.status?.state ?? 'none', desired).inc();
     },
   });
-  informer.addHandler({
-    onAdd: (obj) => controller.enqueue(objectKey(obj)),
-    onUpdate: (_old, obj) => controller.enqueue(objectKey(obj)),
-  });
+  controller.watch(informer);
   manager.addInformer(informer);
   manager.addController(controller);
   return { manager, informer };
