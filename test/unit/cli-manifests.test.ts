@@ -3,6 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import { databaseGraph } from '../../graphs/database.ts';
 import { CliError, EXIT } from '../../src/cli/errors.ts';
 import { crdNamesFromFlags } from '../../src/cli/crd-names.ts';
+import { runCommand } from '../../src/cli/run.ts';
 import { toYamlDocuments } from '../../src/cli/output.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { generateManifests, sidecarSnippet } from '../../src/kube/manifests.ts';
@@ -69,6 +70,14 @@ describe('generateManifests', () => {
     ]);
     expect(deployment.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'okt', 'app.kubernetes.io/instance': 'okt-database' });
     for (const [key, value] of Object.entries(deployment.spec.selector.matchLabels)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
+  });
+
+  it('gives `okt run` only flags it defines', () => {
+    const deployment = (generateManifests(databaseGraph, { ...names, plural: 'dbs' }, { ...options, watchNamespace: 'apps', sink: 'http://sink' }) as Doc[]).at(-1)!;
+    const [subcommand, ...args] = deployment.spec.template.spec.containers[0].args as string[];
+    expect(subcommand).toBe('run');
+    const parsed = runCommand().parseOptions(args);
+    expect(parsed).toEqual({ operands: [], unknown: [] });
   });
 
   it('passes --plural only when it differs from the default, and no token without a Secret', () => {
