@@ -6,16 +6,16 @@ export const databaseGraph = defineGraph({
   description: 'The lifecycle of a database server.',
   entry: 'Start',
   nodes: {
-    Start: { children: ['Running'], description: 'The database is being started; once up, go to Running.' },
+    Start: { children: ['Running'], description: 'The entry: nothing runs yet; the first move is to Running.' },
     Running: {
       children: ['Servicing', 'Stopping'],
-      description: 'Accepting clients; stable until a go-to Servicing or go-to Stopping event.',
+      description: 'Its action starts the server; then accepting clients, until a go-to Servicing or go-to Stopping event.',
     },
     Servicing: {
       children: ['Running', 'End'],
-      description: 'A backup or a configuration change in progress; then back to Running, or End.',
+      description: 'A backup or a configuration change; then back to Running, or End.',
     },
-    Stopping: { children: ['End'], description: 'Every client must disconnect.' },
+    Stopping: { children: ['End'], description: 'Its action stops the server: every client must disconnect.' },
     End: { description: 'The service is gone.' },
   },
 });
