@@ -1,6 +1,7 @@
 // `okt events tail`: a local CloudEvents sink printing the lifecycle stream, one line per event.
 import { Command } from 'commander';
-import { createLifecycleEventReceiver, type LifecycleEvent } from '../events/index.ts';
+import type { LifecycleEvent } from '../events/index.ts';
+import { untilSignal } from './signals.ts';
 
 interface TailOptions {
   port: number;
@@ -22,6 +23,7 @@ export function eventsCommand(): Command {
     .option('--no-dedupe', 'print redeliveries (same source and id) again')
     .action(async (options: TailOptions) => {
       const print = options.json ? (e: LifecycleEvent) => JSON.stringify(e) : describeEvent;
+      const { createLifecycleEventReceiver } = await import('../events/receiver.ts');
       const receiver = await createLifecycleEventReceiver({
         port: options.port,
         host: options.host,
@@ -31,15 +33,8 @@ export function eventsCommand(): Command {
         },
       });
       process.stdout.write(options.json ? `${JSON.stringify({ sink: receiver.url })}\n` : `sink ${receiver.url}  (K_SINK=${receiver.url} or --sink ${receiver.url})\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          void receiver.close().then(resolve);
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
-      });
+      await untilSignal();
+      await receiver.close();
     });
   return events;
 }

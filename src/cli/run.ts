@@ -1,13 +1,13 @@
 // `okt run`: the operator of one graph's custom resources, against the cluster KUBECONFIG names.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { addControllerRuntimeFlags, controllerRuntimeSettings, createLogger } from '../controller/index.ts';
-import { startOperator } from '../controller/lifecycle/index.ts';
+import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
 import { loadGraphFile } from './graph-module.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { untilSignal } from './signals.ts';
 
 interface RunFlags extends CrdNameFlags {
   graph: string;
@@ -41,6 +41,8 @@ export function runCommand(): Command {
       const { graph } = await loadGraphFile(flags.graph, flags.export === undefined ? {} : { exportName: flags.export });
       const pollIntervalMs = Number(flags.pollInterval) * 1000;
       if (!(pollIntervalMs > 0)) throw new CliError(EXIT.usage, `--poll-interval: expected a positive number of seconds, got "${flags.pollInterval}"`);
+      // Loaded here, not at the top: every other okt command starts faster without them.
+      const [{ createLogger }, { startOperator }] = await Promise.all([import('../controller/logger.ts'), import('../controller/lifecycle/index.ts')]);
       const logger = createLogger({ level: settings.logLevel });
       const sidecar: { url?: string; token?: string } = {};
       if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
@@ -72,17 +74,4 @@ function readToken(file: string): string {
   } catch (error) {
     throw new CliError(EXIT.usage, `--sidecar-token-file: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
   }
-}
-
-/** Resolves on the first SIGINT or SIGTERM (a second one exits at once). */
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
 }

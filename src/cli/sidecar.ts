@@ -1,6 +1,6 @@
 // `okt sidecar --config FILE`: run the application sidecar until SIGTERM/SIGINT.
 import { Command } from 'commander';
-import { SidecarConfigError, SidecarTokenError, loadSidecarConfig, startSidecar } from '../../sidecar/index.ts';
+import { untilSignal } from './signals.ts';
 
 export function sidecarCommand(): Command {
   return new Command('sidecar')
@@ -9,6 +9,8 @@ export function sidecarCommand(): Command {
     .option('--port <port>', 'override listen.port', (v) => Number.parseInt(v, 10))
     .option('--host <host>', 'override listen.host')
     .action(async (options: { config: string; port?: number; host?: string }) => {
+      // Loaded here, not at the top: every other okt command starts faster without fastify.
+      const { SidecarConfigError, SidecarTokenError, loadSidecarConfig, startSidecar } = await import('../../sidecar/index.ts');
       let sidecar;
       try {
         const config = loadSidecarConfig(options.config);
@@ -24,14 +26,7 @@ export function sidecarCommand(): Command {
       }
       // One machine-readable line so that scripts (and tests) learn the address when port is 0.
       process.stdout.write(`${JSON.stringify({ sidecar: 'listening', url: sidecar.url, pid: process.pid })}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
-          void sidecar.close().then(resolve);
-        };
-        process.on('SIGTERM', stop);
-        process.on('SIGINT', stop);
-      });
+      await untilSignal();
+      await sidecar.close();
     });
 }

@@ -1,7 +1,7 @@
 // `okt up` (`npm start`): the whole local demo; `--ci` runs the same walk and exits.
 import { Command } from 'commander';
 import pc from 'picocolors';
-import { DatabaseDemo, DEMO_NAME } from '../demo/database-demo.ts';
+import type { DatabaseDemo } from '../demo/database-demo.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
 import { describeEvent } from './events.ts';
 
@@ -11,6 +11,7 @@ export function upCommand(): Command {
     .option('--ci', 'run the walk without waiting for a person, then stop everything and exit (0: every step passed)', false)
     .action(
       runAction('up', async (flags: { ci: boolean }) => {
+        const { DatabaseDemo } = await import('../demo/database-demo.ts');
         const demo = new DatabaseDemo({
           step: (line) => process.stdout.write(`${pc.bold(line)}\n`),
           info: (line) => process.stdout.write(`${line}\n`),
@@ -42,9 +43,9 @@ function tryThese(demo: DatabaseDemo): string {
   return [
     `  export KUBECONFIG=${demo.kubeconfigPath}`,
     `  kubectl get databases                       # State, Desired, Ready, Age`,
-    `  kubectl get database ${DEMO_NAME} -o yaml             # status: path, conditions, outbox`,
-    `  kubectl wait --for=condition=End database/${DEMO_NAME}`,
-    `  npx okt status database/${DEMO_NAME}                  # the graph with the path walked`,
+    `  kubectl get database ${demo.name} -o yaml             # status: path, conditions, outbox`,
+    `  kubectl wait --for=condition=End database/${demo.name}`,
+    `  npx okt status database/${demo.name}                  # the graph with the path walked`,
     `  ls ${demo.backupDir}   # the pg_dump taken in Servicing`,
   ].join('\n');
 }

@@ -55,6 +55,8 @@ export class DatabaseDemo {
     chmodSync(this.workDir, 0o755);
   }
 
+  readonly name = DEMO_NAME;
+
   get kubeconfigPath(): string | undefined {
     return this.plane?.kubeconfigPath;
   }

@@ -2,7 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createNamespace, e2eKubeConfig, e2eKubeconfigPath } from './helpers/index.ts';
-import { okt, run } from './cli/run.ts';
+import { okt, run } from '../fixtures/okt-process.ts';
 
 // What `okt manifests` and `okt crd --rbac` print is accepted by a real API server: every object goes
 // through admission and validation with `kubectl apply --dry-run=server` (nothing is persisted).

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
 import { applyCrd, createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, type CrdManifest } from '../helpers/index.ts';
-import { okt } from './run.ts';
+import { okt } from '../../fixtures/okt-process.ts';
 
 // `okt status` against the real control plane, on a CR whose status is written by hand (no operator).
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { okt } from '../e2e/cli/run.ts';
+import { okt } from '../fixtures/okt-process.ts';
 
 // The documented exit codes and one- or two-line errors, from the real `okt` process (no cluster).
 
