@@ -1,11 +1,8 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
 import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
-import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
+import { startNoopSidecar as startNoopSidecarFor } from '../../../sidecar/noop.ts';
 import { applyCrd, type CrdManifest } from './crd.ts';
 import { httpStatusOf, mergePatch } from './cluster.ts';
 import { waitFor } from './wait.ts';
@@ -23,32 +20,9 @@ export async function installDatabaseCrd(kc: KubeConfig): Promise<void> {
   await applyCrd(kc, databaseCrd);
 }
 
-/**
- * A real sidecar in this process whose database actions do nothing but succeed at once, raising no
- * event: every node rests until spec.desiredState moves it on.
- */
-export async function startNoopSidecar(options: { hang?: string[]; port?: number } = {}) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'okt-e2e-sidecar-'));
-  const token = 'e2e-sidecar-token-0123456789abcdef';
-  writeFileSync(path.join(dir, 'token'), token);
-  const action = (node: string) => ({ command: { argv: options.hang?.includes(node) ? ['sleep', '3600'] : ['true'] }, onSuccess: [] });
-  const config = {
-    listen: { host: '127.0.0.1', port: options.port ?? 0 },
-    tokenFile: 'token',
-    journal: 'journal.jsonl',
-    logLevel: 'silent',
-    graphs: { database: { nodes: { Running: action('Running'), Servicing: action('Servicing'), Stopping: action('Stopping') } } },
-  };
-  const sidecar = await startSidecar(parseSidecarConfig(config, dir));
-  return {
-    url: sidecar.url,
-    token,
-    sidecar,
-    async close() {
-      await sidecar.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** The no-op sidecar (sidecar/noop.ts) for the database graph: every node rests until spec.desiredState moves it on. */
+export function startNoopSidecar(options: { hang?: string[]; port?: number } = {}) {
+  return startNoopSidecarFor({ graph: databaseGraph, ...options });
 }
 
 export function databases(kc: KubeConfig) {

@@ -1,0 +1,452 @@
+// The operator end to end, against a control plane started here (etcd + kube-apiserver on loopback)
+// and a real in-process sidecar whose actions are `true` and raise nothing (every node rests):
+// 1. the practical limit: raw status merge patches per second to the same API server, same run;
+// 2. transitions per second for 100 and 1,000 CRs walking Start>Running>Servicing>Running>Stopping;
+// 3. API writes and reads per transition in the steady state (the three spec-driven steps);
+// 4. spec change -> transition CloudEvent at a loopback receiver, p50/p99, 100 CRs moving at once;
+// 5. operator heap per watched CR after GC, at 1,000 and 10,000 CRs against an empty cache.
+// Knobs: OKT_BENCH_E2E_SIZES (default "100,1000"), OKT_BENCH_E2E_MEMORY (default "1000,10000"),
+// OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
+import { databaseGraph } from '../graphs/database.ts';
+import { startControlPlane } from '../src/cluster/index.ts';
+import { createLogger } from '../src/controller/index.ts';
+import { startOperator, type RunningOperator } from '../src/controller/lifecycle/index.ts';
+import { step } from '../src/controller/lifecycle/step.ts';
+import { createPlanner } from '../src/plan/index.ts';
+import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
+import { generateCrd } from '../src/kube/crd.ts';
+import { findCondition } from '../src/kube/conditions.ts';
+import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
+import { KubeTransport, resourcePath, type KubeObject } from '../src/kube/transport/index.ts';
+import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
+import { waitFor } from '../src/util/wait-for.ts';
+import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
+
+const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
+const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
+const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
+/** The walk after creation (created with desiredState Running): one spec edit per step, each a transition. */
+const WALK = ['Servicing', 'Running', 'Stopping'] as const;
+const TRANSITIONS_PER_CR = 1 + WALK.length;
+const CONCURRENCY = 64;
+const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 5);
+const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000');
+const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,10000');
+const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
+const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
+const LATENCY_CRS = 100;
+/** CRs moved one at a time (twice each) before the 100 move at once. */
+const LATENCY_ALONE = 20;
+const execFileAsync = promisify(execFile);
+
+type Database = KubeObject & { spec: { desiredState: string }; status?: LifecycleStatus };
+
+function numbers(list: string): number[] {
+  return list.split(',').filter((s) => s.trim() !== '').map(Number);
+}
+
+/**
+ * The baseline client: an undici Pool of keep-alive HTTP/1.1 connections and nothing else (no
+ * counters, no typed errors), the client behind the "raw undici" figure of measured-here.md.
+ */
+class RawApi {
+  readonly #pool: Pool;
+  readonly #headers: Record<string, string>;
+  readonly #prefix: string;
+
+  static async open(kc: KubeConfig, connections: number): Promise<RawApi> {
+    return new RawApi(await connectionFromKubeConfig(kc), connections);
+  }
+
+  constructor(settings: Awaited<ReturnType<typeof connectionFromKubeConfig>>, connections: number) {
+    this.#pool = new Pool(settings.origin, { connections, allowH2: false, connect: { ...settings.tls, keepAlive: true } });
+    this.#headers = { ...settings.headers, accept: 'application/json' };
+    this.#prefix = settings.pathPrefix;
+  }
+
+  async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
+    const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
+    const response = await this.#pool.request({ path: this.#prefix + path, method, headers: { ...this.#headers, 'content-type': contentType }, body: JSON.stringify(body) });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+}
+
+/** Runs `one(i)` for i in [0, count) on `concurrency` loops. */
+async function inParallel(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
+    while (next < count) await one(next++);
+  }));
+}
+
+const crName = (i: number) => `db${String(i).padStart(5, '0')}`;
+const dbPath = (namespace: string, name?: string, subresource?: string) => resourcePath(RESOURCE, namespace, name, subresource);
+
+async function createNamespace(raw: RawApi, name: string): Promise<void> {
+  await raw.send('POST', resourcePath(NAMESPACES, undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+}
+
+async function createDatabases(raw: RawApi, namespace: string, count: number, extra: { finalizers?: string[] } = {}): Promise<void> {
+  await inParallel(count, CONCURRENCY, (i) => raw.send('POST', dbPath(namespace), {
+    apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind,
+    metadata: { name: crName(i), ...extra }, spec: { desiredState: 'Running' },
+  }));
+}
+
+/** The status the operator writes for Start -> Running (what a transition write carries), from the pure step. */
+function transitionStatus(): LifecycleStatus {
+  const effects = step({
+    model: { graph: databaseGraph, planner: createPlanner(databaseGraph) },
+    resource: { uid: '00000000-0000-0000-0000-000000000000', generation: 1, deleting: false, spec: { desiredState: 'Running' }, status: undefined },
+    sidecar: { kind: 'answered', observedEvents: [] },
+    delivered: 0,
+    now: new Date().toISOString(),
+    outboxLimit: 64,
+  });
+  return effects.status as LifecycleStatus;
+}
+
+/** 1. Status merge patches per second, `loops` loops each on its own CR, for SECONDS. */
+async function rawPatchRate(raw: RawApi, namespace: string, loops: number, seconds: number): Promise<number> {
+  const status = transitionStatus();
+  let done = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const start = performance.now();
+  await Promise.all(Array.from({ length: loops }, async (_, w) => {
+    for (let i = 1; performance.now() < deadline; i += 1) {
+      // Every patch changes something: an unchanged object is not written to etcd at all.
+      await raw.send('PATCH', dbPath(namespace, crName(w), 'status'), { status: { ...status, transition: i } });
+      done += 1;
+    }
+  }));
+  return done / ((performance.now() - start) / 1000);
+}
+
+/** Resolves when every expected CR sits at `desired`, Ready, for its current generation, as the operator's cache shows it. */
+class ReadinessTracker {
+  #desired = '';
+  #pending = new Set<string>();
+  #resolve: (() => void) | undefined;
+
+  constructor(operator: RunningOperator) {
+    const check = (obj: KubeObject) => this.#check(obj as Database);
+    operator.lifecycle.informer.addHandler({ onAdd: check, onUpdate: (_old, obj) => check(obj) });
+  }
+
+  expect(names: Iterable<string>, desired: string, timeoutMs: number): Promise<void> {
+    this.#desired = desired;
+    this.#pending = new Set(names);
+    const done = new Promise<void>((resolve) => (this.#resolve = resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${this.#pending.size} CRs not Ready at ${desired} after ${timeoutMs / 1000} s (e.g. ${[...this.#pending].slice(0, 3).join(', ')})`)), timeoutMs);
+    });
+    return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  #check(obj: Database): void {
+    const name = obj.metadata.name ?? '';
+    if (!this.#pending.has(name)) return;
+    const status = obj.status;
+    if (status?.state !== this.#desired || status.observedGeneration !== obj.metadata.generation) return;
+    if (findCondition(status.conditions, 'Ready')?.status !== 'True') return;
+    this.#pending.delete(name);
+    if (this.#pending.size === 0) this.#resolve?.();
+  }
+}
+
+interface Bench {
+  kc: KubeConfig;
+  kubeconfigPath: string;
+  raw: RawApi;
+  sidecar: NoopSidecar;
+}
+
+function operatorFor(bench: Bench, namespace: string, extra: { sink?: string } = {}): Promise<RunningOperator> {
+  return startOperator({
+    kubeConfig: bench.kc,
+    graph: databaseGraph,
+    resource: RESOURCE,
+    namespace,
+    workers: WORKERS,
+    connections: CONNECTIONS,
+    sidecar: { url: bench.sidecar.url, token: bench.sidecar.token },
+    // No sink: events count as delivered once committed (the sink's cost is measured in 4.).
+    events: extra.sink === undefined ? {} : { sink: extra.sink },
+    health: false,
+    logger: createLogger({ level: 'silent' }),
+  });
+}
+
+async function reconcileCounts(operator: RunningOperator): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const value of (await operator.manager.metrics.reconcileTotal.get()).values) {
+    const result = String(value.labels.result);
+    counts[result] = (counts[result] ?? 0) + value.value;
+  }
+  return counts;
+}
+
+interface WalkFigures {
+  crs: number;
+  transitions: number;
+  seconds: number;
+  perSecond: number;
+  steadyTransitions: number;
+  steadySeconds: number;
+  steadyWrites: number;
+  steadyReads: number;
+  reconciles: number;
+  errors: number;
+}
+
+/** 2. and 3. `count` CRs created at Running, then walked to Servicing, Running, Stopping, all at once. */
+async function walk(bench: Bench, count: number): Promise<WalkFigures> {
+  const namespace = `e2e-walk-${count}`;
+  await createNamespace(bench.raw, namespace);
+  const operator = await operatorFor(bench, namespace);
+  try {
+    const tracker = new ReadinessTracker(operator);
+    const names = Array.from({ length: count }, (_, i) => crName(i));
+    const timeoutMs = 60_000 + count * 300;
+    const start = performance.now();
+    let ready = tracker.expect(names, 'Running', timeoutMs);
+    await createDatabases(bench.raw, namespace, count);
+    await ready;
+    // The steady state: the finalizer and first-sight writes are behind; every CR rests, Ready.
+    const before = operator.transport.counters.snapshot();
+    const steadyStart = performance.now();
+    const reconcilesBefore = await reconcileCounts(operator);
+    for (const desired of WALK) {
+      ready = tracker.expect(names, desired, timeoutMs);
+      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: desired } }));
+      await ready;
+    }
+    const seconds = (performance.now() - start) / 1000;
+    const steadySeconds = (performance.now() - steadyStart) / 1000;
+    const after = operator.transport.counters.snapshot();
+    const reconcilesAfter = await reconcileCounts(operator);
+    let transitions = 0;
+    for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
+    if (transitions !== count * TRANSITIONS_PER_CR) throw new Error(`expected ${count * TRANSITIONS_PER_CR} transitions, status.transition sums to ${transitions}`);
+    const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
+    return {
+      crs: count,
+      transitions,
+      seconds,
+      perSecond: transitions / seconds,
+      steadyTransitions: count * WALK.length,
+      steadySeconds,
+      steadyWrites: after.writes - before.writes,
+      steadyReads: after.reads - before.reads,
+      reconciles: delta('success') + delta('error') + delta('requeue_after'),
+      errors: delta('error'),
+    };
+  } finally {
+    await operator.stop();
+  }
+}
+
+/**
+ * 4. Spec change (the patch sent) -> the transition CloudEvent at a loopback receiver: one CR moving
+ * alone (the operator's own delay), then 100 CRs moving at once (one sample per CR per step).
+ */
+async function eventLatency(bench: Bench): Promise<{ alone: number[]; together: number[] }> {
+  const namespace = 'e2e-latency';
+  await createNamespace(bench.raw, namespace);
+  const sent = new Map<string, number>();
+  let samples: number[] = [];
+  let target = '';
+  let arrived: (() => void) | undefined;
+  const receiver = await createLifecycleEventReceiver({
+    onEvent: (event: LifecycleEvent) => {
+      if (event.type !== LIFECYCLE_EVENT_TYPES.transition || event.data?.to !== target) return;
+      const name = event.source.split('/').pop() ?? '';
+      const at = sent.get(name);
+      if (at === undefined) return;
+      samples.push(performance.now() - at);
+      sent.delete(name);
+      if (sent.size === 0) arrived?.();
+    },
+  });
+  const operator = await operatorFor(bench, namespace, { sink: receiver.url });
+  try {
+    const tracker = new ReadinessTracker(operator);
+    const move = async (names: string[], desired: string) => {
+      // The previous step's events out first: each sample then measures one step alone.
+      await waitFor('every committed event delivered', async () => allDelivered(operator) || undefined, { timeoutMs: 60_000, intervalMs: 20 });
+      target = desired;
+      const all = new Promise<void>((resolve) => (arrived = resolve));
+      const settled = tracker.expect(names, desired, 120_000);
+      await Promise.all(names.map(async (name) => {
+        sent.set(name, performance.now());
+        await bench.raw.send('PATCH', dbPath(namespace, name), { spec: { desiredState: desired } });
+      }));
+      await all;
+      await settled;
+    };
+    const names = Array.from({ length: LATENCY_CRS }, (_, i) => crName(i));
+    const ready = tracker.expect(names, 'Running', 120_000);
+    await createDatabases(bench.raw, namespace, LATENCY_CRS);
+    await ready;
+    for (const name of names.slice(0, LATENCY_ALONE)) {
+      await move([name], 'Servicing');
+      await move([name], 'Running');
+    }
+    const alone = samples;
+    samples = [];
+    for (const desired of WALK) await move(names, desired);
+    return { alone, together: samples };
+  } finally {
+    await operator.stop();
+    await receiver.close();
+  }
+}
+
+function allDelivered(operator: RunningOperator): boolean {
+  return operator.lifecycle.informer.store.list().every((obj) => operator.events.delivered(obj.metadata.uid ?? '') >= ((obj as Database).status?.sequence ?? 0));
+}
+
+/** 5. The heap after GC of a fresh operator process with `count` CRs of `namespace` in its cache, reconciled once. */
+async function operatorHeap(bench: Bench, namespace: string, count: number): Promise<{ heapUsed: number; writes: number }> {
+  const script = fileURLToPath(new URL('./operator-heap.ts', import.meta.url));
+  const { stdout } = await execFileAsync(process.execPath, ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.sidecar.url, bench.sidecar.token], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { heapUsed: number; writes: number };
+}
+
+/** A CR at rest as the walk leaves it, to copy into the memory bench's CRs (their generation is 1). */
+function restingStatus(walked: Database | undefined): LifecycleStatus {
+  if (walked?.status === undefined) throw new Error('no walked CR to copy a status from');
+  const { outbox: _none, ...status } = walked.status;
+  return {
+    ...status,
+    observedGeneration: 1,
+    conditions: status.conditions.map((c) => ({ ...c, observedGeneration: 1 })),
+    ...(status.lastTransition ? { lastTransition: { ...status.lastTransition, generation: 1 } } : {}),
+  };
+}
+
+interface MemoryFigures {
+  crs: number;
+  bytesPerCr: number;
+  setupSeconds: number;
+  /** Writes of the operator while it looked at the CRs once (0: all at rest, as intended). */
+  writes: number;
+}
+
+async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: number; sizes: MemoryFigures[] }> {
+  await createNamespace(bench.raw, 'e2e-mem-empty');
+  const empty = (await operatorHeap(bench, 'e2e-mem-empty', 0)).heapUsed;
+  const sizes: MemoryFigures[] = [];
+  for (const count of MEMORY_SIZES) {
+    const namespace = `e2e-mem-${count}`;
+    await createNamespace(bench.raw, namespace);
+    const started = performance.now();
+    // Born with the finalizer and given the status of a walked CR: the operator only looks at each once.
+    await createDatabases(bench.raw, namespace, count, { finalizers: ['okt.dev/lifecycle'] });
+    await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i), 'status'), { status }));
+    const setupSeconds = (performance.now() - started) / 1000;
+    const { heapUsed, writes } = await operatorHeap(bench, namespace, count);
+    sizes.push({ crs: count, bytesPerCr: (heapUsed - empty) / count, setupSeconds, writes });
+  }
+  return { empty, sizes };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
+
+export async function run(): Promise<Record<string, number>> {
+  const plane = await startControlPlane({ progress: (line) => process.stderr.write(`${line}\n`) });
+  const kc = new KubeConfig();
+  kc.loadFromFile(plane.kubeconfigPath);
+  const raw = await RawApi.open(kc, CONCURRENCY);
+  const sidecar = await startNoopSidecar({ graph: databaseGraph, maxActiveOperations: 256, retainOperations: 100_000 });
+  const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, raw, sidecar };
+  const figures: Record<string, number> = {};
+  try {
+    const setup = await KubeTransport.fromKubeConfig(kc);
+    const crd = generateCrd(databaseGraph, RESOURCE) as KubeObject;
+    await setup.create(CRDS, undefined, crd);
+    await waitFor('the database CRD to be served', async () => (await setup.list(RESOURCE, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
+    await setup.close();
+
+    // 1.
+    await createNamespace(raw, 'e2e-raw');
+    await createDatabases(raw, 'e2e-raw', CONCURRENCY);
+    await rawPatchRate(raw, 'e2e-raw', 8, 1); // warm up
+    const rawParallel = await rawPatchRate(raw, 'e2e-raw', CONCURRENCY, SECONDS);
+    const rawSerial = await rawPatchRate(raw, 'e2e-raw', 1, SECONDS);
+    figures['e2e.raw_patch_per_s'] = fixed(rawParallel);
+    figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
+    console.log(`raw status merge patches (undici Pool, HTTP/1.1 keep-alive): ${rawParallel.toFixed(0)}/s at concurrency ${CONCURRENCY}, ${rawSerial.toFixed(0)}/s serially`);
+
+    // 2. and 3.
+    const walks: WalkFigures[] = [];
+    for (const count of SIZES) {
+      const result = await walk(bench, count);
+      walks.push(result);
+      if (count === 1000 || figures['e2e.transitions_per_s'] === undefined) {
+        figures['e2e.transitions_per_s'] = fixed(result.perSecond, 1);
+        figures['e2e.transitions_vs_raw_patch_ratio'] = fixed(result.perSecond / rawParallel, 3);
+        figures['e2e.writes_per_transition'] = fixed(result.steadyWrites / result.steadyTransitions, 3);
+        figures['e2e.reads_per_transition'] = fixed(result.steadyReads / result.steadyTransitions, 3);
+        figures['e2e.reconciles_per_transition'] = fixed(result.reconciles / result.steadyTransitions, 3);
+        figures['e2e.operator_writes_vs_raw_patch_ratio'] = fixed(result.steadyWrites / result.steadySeconds / rawParallel, 3);
+      }
+      figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
+    }
+    console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, actions \`true\``);
+    console.table(walks.map((w) => ({
+      CRs: w.crs,
+      transitions: w.transitions,
+      'wall s': fixed(w.seconds, 1),
+      'transitions/s': fixed(w.perSecond, 1),
+      'vs raw patch/s': fixed(w.perSecond / rawParallel, 3),
+      'operator writes/s vs raw': fixed(w.steadyWrites / w.steadySeconds / rawParallel, 3),
+      'writes/transition': fixed(w.steadyWrites / w.steadyTransitions, 3),
+      'reads/transition': fixed(w.steadyReads / w.steadyTransitions, 3),
+      'reconciles/transition': fixed(w.reconciles / w.steadyTransitions, 2),
+      'failed reconciles': w.errors,
+    })));
+
+    // 4.
+    const { alone, together } = await eventLatency(bench);
+    const latencyRows = [['one CR alone', alone.sort((a, b) => a - b)], [`${LATENCY_CRS} CRs at once`, together.sort((a, b) => a - b)]] as const;
+    console.log('\nspec change (patch sent) -> transition CloudEvent at a loopback receiver (ms)');
+    console.table(latencyRows.map(([label, xs]) => ({ case: label, samples: xs.length, p50: fixed(percentile(xs, 50), 1), p99: fixed(percentile(xs, 99), 1), max: fixed(xs.at(-1) ?? NaN, 1) })));
+    figures['events.latency_p50_ms'] = fixed(percentile(together, 50), 1);
+    figures['events.latency_p99_ms'] = fixed(percentile(together, 99), 1);
+    figures['events.latency_alone_p50_ms'] = fixed(percentile(alone, 50), 1);
+    figures['events.latency_alone_p99_ms'] = fixed(percentile(alone, 99), 1);
+
+    // 5.
+    const reader = await KubeTransport.fromKubeConfig(kc);
+    const walked = await reader.list<Database>(RESOURCE, { namespace: 'e2e-latency', limit: 1 });
+    await reader.close();
+    const { empty, sizes } = await memory(bench, restingStatus(walked.items[0]));
+    console.log(`\noperator heap after GC (a fresh process each), per watched CR at rest, against ${(empty / 2 ** 20).toFixed(1)} MiB with an empty namespace`);
+    console.table(sizes.map((m) => ({ CRs: m.crs, 'bytes/CR': fixed(m.bytesPerCr), 'operator writes': m.writes, 'setup s (create + status, raw)': fixed(m.setupSeconds, 1) })));
+    figures['operator.heap_empty_bytes'] = empty;
+    for (const m of sizes) figures[`operator.bytes_per_cr_${m.crs}`] = fixed(m.bytesPerCr);
+    const largest = sizes.at(-1);
+    if (largest) figures['operator.bytes_per_cr'] = fixed(largest.bytesPerCr);
+    return figures;
+  } finally {
+    await sidecar.close();
+    await raw.close();
+    await plane.stop();
+  }
+}

@@ -1,0 +1,63 @@
+// A real sidecar whose actions do nothing: for end-to-end tests and benchmarks of the operator, where
+// the actions themselves are not what is being looked at.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Graph } from '../src/graph/index.ts';
+import { parseSidecarConfig } from './config.ts';
+import { startSidecar, type RunningSidecar } from './server.ts';
+
+export interface NoopSidecarOptions {
+  /** Every node of this graph that has an action gets the no-op one (`true`). */
+  graph: Graph;
+  /** Nodes whose action hangs instead (`sleep 3600`), to catch the operator mid-action. */
+  hang?: readonly string[];
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Actions running at once (the sidecar's default is 1: one application, one action at a time). */
+  maxActiveOperations?: number;
+  /** Finished operations kept for the operator to read (the sidecar's default is 1000). */
+  retainOperations?: number;
+}
+
+export interface NoopSidecar {
+  readonly url: string;
+  readonly token: string;
+  readonly sidecar: RunningSidecar;
+  /** Stops the sidecar and removes its token and journal. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts, in this process, a sidecar whose actions succeed at once and raise no event: every node
+ * rests until spec.desiredState moves it on.
+ */
+export async function startNoopSidecar(options: NoopSidecarOptions): Promise<NoopSidecar> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-noop-sidecar-'));
+  const token = 'noop-sidecar-token-0123456789abcdef';
+  writeFileSync(path.join(dir, 'token'), token);
+  const nodes: Record<string, unknown> = {};
+  for (const name of options.graph.nodeNames) {
+    if (!options.graph.node(name).hasAction) continue;
+    nodes[name] = { command: { argv: options.hang?.includes(name) ? ['sleep', '3600'] : ['true'] }, onSuccess: [] };
+  }
+  const config: Record<string, unknown> = {
+    listen: { host: '127.0.0.1', port: options.port ?? 0 },
+    tokenFile: 'token',
+    journal: 'journal.jsonl',
+    logLevel: 'silent',
+    graphs: { [options.graph.name]: { nodes } },
+  };
+  if (options.maxActiveOperations !== undefined) config.maxActiveOperations = options.maxActiveOperations;
+  if (options.retainOperations !== undefined) config.retainOperations = options.retainOperations;
+  const sidecar = await startSidecar(parseSidecarConfig(config, dir));
+  return {
+    url: sidecar.url,
+    token,
+    sidecar,
+    async close() {
+      await sidecar.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
