@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
+import { parseShard, type Shard } from '../controller/lifecycle/shard.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
@@ -13,6 +14,8 @@ interface RunFlags extends CrdNameFlags {
   graph: string;
   export?: string;
   namespace?: string;
+  labelSelector?: string;
+  shard?: string;
   sink?: string;
   eventMode: 'binary' | 'structured';
   sidecarUrl?: string;
@@ -28,6 +31,8 @@ export function runCommand(): Command {
     .option('--export <name>', 'the module export holding the graph');
   addCrdNameFlags(command)
     .option('--namespace <ns>', 'watch only this namespace (default: every namespace)')
+    .option('-l, --label-selector <selector>', 'only CRs with these labels (to split CRs between operators)')
+    .option('--shard <i/N>', 'only shard i of N of the CRs, by a stable hash of their uid; with --leader-elect, each shard has its own Lease')
     .option('--sink <url>', 'CloudEvents sink (default: $K_SINK; with none, events are not sent and count as delivered)')
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
@@ -37,6 +42,9 @@ export function runCommand(): Command {
   return command.action(
     runAction('run', async (flags: RunFlags) => {
       const settings = controllerRuntimeSettings(flags);
+      const shard = flags.shard === undefined ? undefined : parseShardFlag(flags.shard);
+      // One Lease per shard: the replicas of a shard elect one leader among themselves.
+      if (shard && settings.leaderElection) settings.leaderElection.name = `${settings.leaderElection.name}-shard-${shard.index}-of-${shard.count}`;
       const names = resolveCrdNames(crdNamesFromFlags(flags));
       const { graph } = await loadGraphFile(flags.graph, flags.export === undefined ? {} : { exportName: flags.export });
       const pollIntervalMs = Number(flags.pollInterval) * 1000;
@@ -59,6 +67,8 @@ export function runCommand(): Command {
         pollIntervalMs,
         logger,
         ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
+        ...(flags.labelSelector === undefined ? {} : { labelSelector: flags.labelSelector }),
+        ...(shard === undefined ? {} : { shard }),
       });
       logger.info({ graph: graph.name, resource: `${names.plural}.${names.group}/${names.version}`, healthPort: operator.manager.healthPort }, 'operator started');
       await untilSignal();
@@ -66,6 +76,14 @@ export function runCommand(): Command {
       await operator.stop();
     }),
   );
+}
+
+function parseShardFlag(text: string): Shard {
+  try {
+    return parseShard(text);
+  } catch (error) {
+    throw new CliError(EXIT.usage, error instanceof Error ? error.message : String(error));
+  }
 }
 
 function readToken(file: string): string {

@@ -5,12 +5,15 @@ import { Manager, type ManagerLeaderElection } from '../manager.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { LifecycleEventEmitter, type EmitMode } from '../../events/index.ts';
 import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
+import type { Shard } from './shard.ts';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
   graph: Graph;
   resource: LifecycleResourceRef;
   namespace?: string;
+  labelSelector?: string;
+  shard?: Shard;
   workers?: number;
   sidecar?: { url?: string; token?: string };
   /** Where the CloudEvents go (default K_SINK; none: nowhere, and they count as delivered) and how. */
@@ -60,7 +63,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metrics: manager.metrics,
     logger,
     events,
-    ...pick(options, ['namespace', 'workers', 'sidecar', 'pollIntervalMs', 'outboxLimit']),
+    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'outboxLimit']),
   });
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);

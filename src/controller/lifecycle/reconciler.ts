@@ -18,6 +18,7 @@ import { Controller, type ReconcileContext, type ReconcileResult } from '../cont
 import { Informer } from '../informer.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
+import { shardOf, type Shard } from './shard.ts';
 import { SidecarClients } from './sidecar-clients.ts';
 import { REASONS, step, unreadable, type InvalidStatus, type LifecycleModel, type SidecarView, type StepEffects } from './step.ts';
 
@@ -60,6 +61,10 @@ export interface LifecycleControllerOptions {
   events?: LifecycleEvents;
   /** Default: all namespaces. */
   namespace?: string;
+  /** Only CRs with these labels (a Kubernetes label selector), e.g. to split CRs between operators. */
+  labelSelector?: string;
+  /** Only this shard of the CRs (by a stable hash of their uid), to split them between operators. */
+  shard?: Shard;
   workers?: number;
   /** Undelivered events a CR may hold in status before its transitions wait. Default 64. */
   outboxLimit?: number;
@@ -101,6 +106,7 @@ export class LifecycleController {
     this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {});
     const informerOptions: ConstructorParameters<typeof Informer<LifecycleObject>>[0] = { transport: options.transport, resource: options.resource };
     if (options.namespace !== undefined) informerOptions.namespace = options.namespace;
+    if (options.labelSelector !== undefined) informerOptions.labelSelector = options.labelSelector;
     if (options.logger !== undefined) informerOptions.logger = options.logger;
     this.informer = new Informer<LifecycleObject>(informerOptions);
     const controllerOptions: ConstructorParameters<typeof Controller>[0] = {
@@ -111,7 +117,10 @@ export class LifecycleController {
     if (options.metrics !== undefined) controllerOptions.metrics = options.metrics;
     if (options.logger !== undefined) controllerOptions.logger = options.logger;
     this.controller = new Controller(controllerOptions);
-    const enqueue = (obj: LifecycleObject) => this.controller.enqueue(keyOf(obj));
+    const shard = options.shard;
+    const enqueue = (obj: LifecycleObject) => {
+      if (shard === undefined || shardOf(obj.metadata.uid ?? '', shard.count) === shard.index) this.controller.enqueue(keyOf(obj));
+    };
     this.informer.addHandler({
       onAdd: enqueue,
       onUpdate: (_old, obj) => {
