@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { cleanupOnExit } from './exit-guard.ts';
-import { killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
+import { killAndWait, killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
 import { findBinaries, provision, type Binaries } from './provision.ts';
 import { tailOf } from './run.ts';
 
@@ -31,6 +31,11 @@ export interface ControlPlane {
    * when this process exits or gets SIGINT/SIGTERM/SIGHUP before stop().
    */
   stopNow(): void;
+  /**
+   * SIGKILL kube-apiserver alone and start it again with the same flags (same port, certificates and
+   * etcd, so every object survives), then wait for /readyz. For fault-injection tests.
+   */
+  restartApiServer(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -90,23 +95,23 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
       ], layout.etcdData, layout.etcdLog, options.detached ?? false),
     );
-    started.push(
-      launch('kube-apiserver', binaries.kubeApiserver, [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        '--insecure-port=0',
-        `--cert-dir=${layout.certs}`,
-        `--token-auth-file=${layout.tokens}`,
-        '--authorization-mode=RBAC',
-        '--service-account-issuer=https://kubernetes.default.svc',
-        `--service-account-key-file=${layout.serviceAccountPub}`,
-        `--service-account-signing-key-file=${layout.serviceAccountKey}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--enable-admission-plugins=NamespaceLifecycle',
-      ], layout.certs, layout.apiserverLog, options.detached ?? false),
-    );
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      '--insecure-port=0',
+      `--cert-dir=${layout.certs}`,
+      `--token-auth-file=${layout.tokens}`,
+      '--authorization-mode=RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${layout.serviceAccountPub}`,
+      `--service-account-signing-key-file=${layout.serviceAccountKey}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--enable-admission-plugins=NamespaceLifecycle',
+    ];
+    const launchApiServer = () => launch('kube-apiserver', binaries.kubeApiserver, apiserverArgs, layout.certs, layout.apiserverLog, options.detached ?? false);
+    started.push(launchApiServer());
     await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
     return {
       kubeconfigPath: layout.kubeconfig,
@@ -120,6 +125,12 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         await stopControlPlane({ dataDir, processes: started });
       },
       stopNow,
+      restartApiServer: async () => {
+        const index = started.findIndex((record) => record.name === 'kube-apiserver');
+        await killAndWait(started[index]!);
+        started[index] = launchApiServer();
+        await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
+      },
     };
   } catch (error) {
     stopNow();

@@ -56,6 +56,12 @@ export async function stopProcess(record: ProcessRecord, graceMs = 10_000): Prom
   return true;
 }
 
+/** SIGKILL at once (no grace: a crash, for fault injection), and wait until the process is gone. */
+export async function killAndWait(record: ProcessRecord): Promise<void> {
+  killNow(record);
+  while (isStillOurs(record)) await sleep(20);
+}
+
 /** For exit handlers, where nothing asynchronous runs any more. */
 export function killNow(record: ProcessRecord): void {
   if (isStillOurs(record)) signal(record.pid, 'SIGKILL');
