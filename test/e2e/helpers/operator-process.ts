@@ -8,8 +8,11 @@ import { e2eKubeconfigPath } from './cluster.ts';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** `okt run` for the database graph as a real child process (so it can be killed with SIGKILL). */
-export function spawnOperator(options: { namespace: string; sidecarUrl: string; token: string; extra?: string[] }): ChildProcess & { output: () => string } {
+/**
+ * `okt run` for the database graph as a real child process (so it can be killed with SIGKILL), against
+ * this run's control plane unless `kubeconfigPath` names another.
+ */
+export function spawnOperator(options: { namespace: string; sidecarUrl: string; token: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
   const tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
   writeFileSync(tokenFile, options.token);
   const args = [
@@ -18,7 +21,7 @@ export function spawnOperator(options: { namespace: string; sidecarUrl: string; 
     '--namespace', options.namespace, '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
     '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
   ];
-  const child = spawn(process.execPath, args, { env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, KUBECONFIG: options.kubeconfigPath ?? e2eKubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
