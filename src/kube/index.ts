@@ -1,0 +1,23 @@
+// Kubernetes side of okt: the lifecycle CR (schemas, conditions), its CRD, RBAC and manifests
+// generated from a graph, and the lean API transport.
+export { conditionSchema, findCondition, isConditionTrue, setCondition, sameConditions, CONDITION_REASON_PATTERN } from './conditions.ts';
+export type { Condition, ConditionStatus, ConditionUpdate } from './conditions.ts';
+export {
+  LIFECYCLE_FINALIZER,
+  STATUS_PATH_LIMIT,
+  TERMINAL_PHASES,
+  describeIssues,
+  lifecycleSpecSchema,
+  lifecycleStatusSchema,
+  operationStatusSchema,
+  outboxEntrySchema,
+} from './lifecycle-resource.ts';
+export type { LifecycleSpec, LifecycleStatus, OperationPhase, OperationStatus, OutboxEntry, LastTransition } from './lifecycle-resource.ts';
+export { generateCrd, resolveCrdNames, GRAPH_ANNOTATION } from './crd.ts';
+export type { CrdNames, ResolvedCrdNames } from './crd.ts';
+export { generateRbac, operatorName } from './rbac.ts';
+export type { OperatorRbacOptions } from './rbac.ts';
+export { generateManifests, sidecarSnippet } from './manifests.ts';
+export type { OperatorManifestOptions } from './manifests.ts';
+export { mergePatchFrom } from './merge-patch.ts';
+export * from './transport/index.ts';
