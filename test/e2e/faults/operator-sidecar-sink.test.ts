@@ -1,0 +1,33 @@
+// Fault injection on the shared control plane: the operator killed (alone, or the leader of two
+// replicas), the sidecar killed mid-action, the event sink down, a rival writer causing 409s.
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { e2eKubeConfig } from '../helpers/index.ts';
+import { installDatabaseCrd } from '../helpers/lifecycle.ts';
+import { addTallies, runScenario, scenarioArbitrary, type RunTally } from './scenario.ts';
+
+const kc = e2eKubeConfig();
+let total: RunTally | undefined;
+
+beforeAll(() => installDatabaseCrd(kc));
+afterAll(() => console.log(`faults on the shared control plane, all runs: ${JSON.stringify(total)}`));
+
+test('CRs walking the graph under operator kills, sidecar crashes, sink outages and 409s: every invariant holds', async () => {
+  const scenarios = scenarioArbitrary({
+    kinds: ['operator', 'sidecar', 'sink', 'rival'],
+    crs: { min: 20, max: 30 },
+    loops: { min: 2, max: 5 },
+    faults: { min: 3, max: 7 },
+    replicas: [1, 2],
+  });
+  await fc.assert(
+    fc.asyncProperty(scenarios, async (scenario) => {
+      const run = await runScenario({ kc, log: (line) => console.log(line) }, scenario);
+      console.log(`run: ${JSON.stringify(run)}`);
+      expect(run.transitions).toBeGreaterThanOrEqual(scenario.walks.length * 3);
+      total = addTallies(total, run);
+    }),
+    // Each run is a minute of real processes: no shrinking, the seed and the failing scenario are printed.
+    { numRuns: 3, endOnFailure: true },
+  );
+}, 600_000);

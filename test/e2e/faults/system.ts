@@ -1,0 +1,276 @@
+// The parts of a fault-injection run, each a real process or server that a fault can take down and
+// bring back: the sidecar (a child process with a file journal), the event sink (a receiver on a fixed
+// port), and the operator replicas (`okt run` children, restarted like a kubelet restarts a pod).
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { databaseGraph } from '../../../graphs/database.ts';
+import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../../src/events/index.ts';
+import { freePort } from '../../../src/net/free-ports.ts';
+import type { Operation } from '../../../src/sidecar-client/protocol.ts';
+import { readJournal, replayJournal } from '../../../sidecar/journal.ts';
+import { spawnSidecarProcess, type SidecarProcess } from '../../../sidecar/index.ts';
+import { killHard, spawnOperator } from '../helpers/operator-process.ts';
+
+const TOKEN = 'fault-sidecar-token-0123456789abcdef';
+
+export interface SidecarUnderTestOptions {
+  /** Whether the actions are declared idempotent (re-run by the sidecar after a crash interrupted them). */
+  idempotent: boolean;
+  /** The shell script of every action; it runs with OKT_OPERATION_ID set, in the sidecar's directory. Default: a no-op that takes a little time. */
+  script?: string;
+}
+
+/**
+ * `okt sidecar` as a child process on a fixed port with a journal file. Every action first appends its
+ * operation id to runs.log, so the runs of each operation can be counted independently of the sidecar.
+ */
+export class SidecarUnderTest {
+  readonly dir: string;
+  readonly port: number;
+  readonly url: string;
+  readonly token = TOKEN;
+  /** Operation id -> how many sidecar crashes found it accepted but not finished (the journal's view). */
+  readonly interruptions = new Map<string, number>();
+  crashes = 0;
+  #process: SidecarProcess | undefined;
+
+  private constructor(dir: string, port: number) {
+    this.dir = dir;
+    this.port = port;
+    this.url = `http://127.0.0.1:${port}`;
+  }
+
+  static async start(options: SidecarUnderTestOptions): Promise<SidecarUnderTest> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'okt-fault-sidecar-'));
+    const sidecar = new SidecarUnderTest(dir, await freePort());
+    writeFileSync(path.join(dir, 'token'), TOKEN);
+    const script = options.script ?? 'sleep 0.05';
+    const nodes: Record<string, unknown> = {};
+    for (const name of databaseGraph.nodeNames) {
+      if (!databaseGraph.node(name).hasAction) continue;
+      nodes[name] = { command: { argv: ['sh', '-c', `echo "$OKT_OPERATION_ID" >> runs.log; ${script}`] }, onSuccess: [], idempotent: options.idempotent };
+    }
+    const config = {
+      listen: { host: '127.0.0.1', port: sidecar.port },
+      tokenFile: 'token',
+      journal: 'journal.jsonl',
+      logLevel: 'silent',
+      // One sidecar serves every CR of the run here, so it must run their actions side by side.
+      maxActiveOperations: 256,
+      graphs: { [databaseGraph.name]: { nodes } },
+    };
+    writeFileSync(sidecar.configFile, JSON.stringify(config));
+    await sidecar.restart();
+    return sidecar;
+  }
+
+  get configFile(): string {
+    return path.join(this.dir, 'sidecar.json');
+  }
+
+  get journalFile(): string {
+    return path.join(this.dir, 'journal.jsonl');
+  }
+
+  /** The latest journal record of every operation, read from the file (a torn last line is ignored). */
+  operations(): Map<string, Operation> {
+    return new Map([...replayJournal(readJournal(this.journalFile))].map(([id, record]) => [id, record.operation]));
+  }
+
+  /** Operation id -> how many times its action started, from runs.log. */
+  runs(): Map<string, number> {
+    const counts = new Map<string, number>();
+    let text = '';
+    try {
+      text = readFileSync(path.join(this.dir, 'runs.log'), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    for (const id of text.split('\n').filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Operations the journal holds as accepted but not finished: actions running (or about to) right now. */
+  unfinished(): string[] {
+    return [...readJournalRecords(this.journalFile)].filter(([, type]) => type === 'accepted').map(([id]) => id);
+  }
+
+  /** Waits (up to timeoutMs) until an action runs, so that a crash lands mid-action; false if none did. */
+  async waitForRunningAction(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.unfinished().length > 0) return true;
+      await sleep(5);
+    }
+    return false;
+  }
+
+  /** SIGKILL; records which operations the crash interrupted (the restart settles them). */
+  async kill(): Promise<string[]> {
+    const running = this.#process;
+    this.#process = undefined;
+    if (running === undefined) return [];
+    running.child.kill('SIGKILL');
+    await running.exited;
+    this.crashes += 1;
+    const interrupted = this.unfinished();
+    for (const id of interrupted) this.interruptions.set(id, (this.interruptions.get(id) ?? 0) + 1);
+    return interrupted;
+  }
+
+  async restart(): Promise<void> {
+    if (this.#process !== undefined) return;
+    this.#process = await spawnSidecarProcess(this.configFile);
+  }
+
+  async stop(): Promise<void> {
+    const running = this.#process;
+    this.#process = undefined;
+    if (running !== undefined) {
+      running.child.kill('SIGTERM');
+      await running.exited;
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function readJournalRecords(file: string): Map<string, 'accepted' | 'finished'> {
+  return new Map([...replayJournal(readJournal(file))].map(([id, record]) => [id, record.type]));
+}
+
+/** A CloudEvents receiver on a fixed port that records every delivery, duplicates included; it can go down and come back. */
+export class SinkUnderTest {
+  readonly port: number;
+  readonly url: string;
+  readonly received: LifecycleEvent[] = [];
+  outages = 0;
+  #receiver: LifecycleEventReceiver | undefined;
+
+  private constructor(port: number) {
+    this.port = port;
+    this.url = `http://127.0.0.1:${port}/`;
+  }
+
+  static async start(): Promise<SinkUnderTest> {
+    const sink = new SinkUnderTest(await freePort());
+    await sink.open();
+    return sink;
+  }
+
+  async open(): Promise<void> {
+    // dedupe 0: redeliveries reach onEvent too, so the checks see every one of them.
+    this.#receiver ??= await createLifecycleEventReceiver({ port: this.port, onEvent: (event) => void this.received.push(event) });
+  }
+
+  /** Closes the listener and every connection: sends in flight fail and are retried by the operator. */
+  async close(): Promise<void> {
+    const receiver = this.#receiver;
+    this.#receiver = undefined;
+    if (receiver === undefined) return;
+    this.outages += 1;
+    await receiver.close();
+  }
+}
+
+export interface OperatorsOptions {
+  kc: KubeConfig;
+  kubeconfigPath?: string;
+  namespace: string;
+  sidecar: SidecarUnderTest;
+  sink: SinkUnderTest;
+  /** 1: a single operator; 2: two replicas with leader election (short lease). */
+  replicas: number;
+}
+
+const LEASE = 'okt-faults';
+
+/**
+ * The operator replicas, each supervised as a kubelet would: a replica that exits (killed by a fault,
+ * or by itself, e.g. after losing its lease) is started again, under a new identity.
+ */
+export class OperatorsUnderTest {
+  /** Replicas that exited without being killed by a fault (a lost lease, a crash). */
+  selfExits = 0;
+  kills = 0;
+  readonly #options: OperatorsOptions;
+  readonly #slots: { child: ReturnType<typeof spawnOperator>; identity: string; killed: boolean }[] = [];
+  readonly #logs: string[] = [];
+  #generation = 0;
+  #stopping = false;
+
+  constructor(options: OperatorsOptions) {
+    this.#options = options;
+    for (let slot = 0; slot < options.replicas; slot++) this.#spawn(slot);
+  }
+
+  /** kill -9 the replica that leads (the only one when there is no election); it comes back after restartAfterMs. */
+  async killLeader(restartAfterMs: number): Promise<void> {
+    const slot = await this.#leaderSlot();
+    const replica = this.#slots[slot]!;
+    replica.killed = true;
+    this.kills += 1;
+    await killHard(replica.child);
+    await sleep(restartAfterMs);
+    if (!this.#stopping) this.#spawn(slot);
+  }
+
+  /** Every replica's output, for a failure's diagnostics. */
+  logs(): string {
+    return [...this.#logs, ...this.#slots.map((s) => `--- ${s.identity} (running)\n${s.child.output()}`)].join('\n').slice(-20_000);
+  }
+
+  /** Counts lines of the replicas' logs (finished and running) that match. */
+  countLogLines(pattern: RegExp): number {
+    const all = [...this.#logs, ...this.#slots.map((s) => s.child.output())].join('\n');
+    return all.split('\n').filter((line) => pattern.test(line)).length;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.all(this.#slots.map((slot) => killHard(slot.child)));
+  }
+
+  #spawn(slot: number): void {
+    const { namespace, sidecar, sink, replicas, kubeconfigPath } = this.#options;
+    const identity = `replica-${slot}-${this.#generation++}`;
+    const election = replicas > 1
+      ? ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', LEASE, '--leader-election-identity', identity,
+         '--lease-duration', '3', '--renew-deadline', '2', '--retry-period', '0.5']
+      : [];
+    const child = spawnOperator({
+      namespace, sidecarUrl: sidecar.url, token: sidecar.token,
+      extra: ['--sink', sink.url, '--log-level', 'warn', ...election],
+      ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
+    });
+    const replica = { child, identity, killed: false };
+    this.#slots[slot] = replica;
+    child.once('exit', (code, signal) => {
+      this.#logs.push(`--- ${identity} exited (${code ?? signal})\n${child.output().slice(-4000)}`);
+      if (replica.killed || this.#stopping) return;
+      this.selfExits += 1;
+      // A restarted pod: back after a short pause, a fresh candidate.
+      setTimeout(() => {
+        if (!this.#stopping && this.#slots[slot] === replica) this.#spawn(slot);
+      }, 300);
+    });
+  }
+
+  async #leaderSlot(): Promise<number> {
+    if (this.#options.replicas === 1) return 0;
+    const leases = this.#options.kc.makeApiClient(CoordinationV1Api);
+    for (let tries = 0; tries < 100; tries++) {
+      try {
+        const holder = (await leases.readNamespacedLease({ name: LEASE, namespace: this.#options.namespace })).spec?.holderIdentity;
+        const slot = this.#slots.findIndex((s) => s.identity === holder && s.child.exitCode === null && s.child.signalCode === null);
+        if (slot >= 0) return slot;
+      } catch {
+        // No Lease yet, or the API server is restarting: look again.
+      }
+      await sleep(100);
+    }
+    return 0; // nobody leads for 10 s: kill the first replica anyway
+  }
+}
