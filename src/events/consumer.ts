@@ -1,5 +1,6 @@
 // For consumers: an HTTP request (headers + body) as a validated, typed lifecycle event, or an error naming the field.
 import { HTTP, ValidationError, type CloudEvent } from 'cloudevents';
+import { z } from 'zod';
 import { sdkError } from './cloud-event.ts';
 import { LifecycleEventError, fromZodError } from './errors.ts';
 import { lifecycleEventDataSchema, lifecycleEventTypeSchema, type LifecycleEventData, type LifecycleEventType } from './types.ts';
@@ -20,6 +21,7 @@ export type LifecycleEvent = CloudEvent<LifecycleEventData> & {
 export type HttpHeaders = Record<string, string | string[] | undefined>;
 
 const SEQUENCE = /^\d{20}$/;
+const RFC3339 = z.iso.datetime({ offset: true });
 
 /** Turns one HTTP request (binary or structured mode) into a lifecycle event; throws LifecycleEventError naming the attribute or data field. */
 export function parseLifecycleEvent(headers: HttpHeaders, body: string | Uint8Array | undefined): LifecycleEvent {
@@ -33,8 +35,14 @@ export function parseLifecycleEvent(headers: HttpHeaders, body: string | Uint8Ar
   if (!lifecycleEventTypeSchema.safeParse(event.type).success) {
     throw new LifecycleEventError('type', `${JSON.stringify(event.type)} is no okt lifecycle event type (dev.okt.lifecycle.*.v1)`);
   }
+  // The SDK makes up a missing id (a random UUID) and time (now), and never checks time: look at what was sent.
+  const id = sentAttribute(lowered, text, 'id');
+  if (typeof id !== 'string' || id === '') throw new LifecycleEventError('id', 'missing; every okt lifecycle event has it');
+  const time = sentAttribute(lowered, text, 'time');
+  if (typeof time !== 'string' || !RFC3339.safeParse(time).success) {
+    throw new LifecycleEventError('time', time === undefined ? 'missing; every okt lifecycle event has it' : `${JSON.stringify(time)} is not an RFC 3339 timestamp`);
+  }
   requireString(event, 'subject');
-  requireString(event, 'time');
   requireString(event, 'partitionkey');
   if (typeof event.sequence !== 'string' || !SEQUENCE.test(event.sequence)) {
     throw new LifecycleEventError('sequence', `${JSON.stringify(event.sequence)} is not 20 zero-padded digits`);
@@ -51,6 +59,7 @@ function toEvent(headers: Record<string, string>, body: string): CloudEvent<unkn
   } catch (error) {
     const message = (error as Error).message;
     if (/no cloud event detected/i.test(message)) {
+      if (headers['ce-specversion'] !== undefined) throw new LifecycleEventError('id', 'missing: binary mode needs the ce-id header');
       throw new LifecycleEventError('specversion', 'no CloudEvent: neither a ce-specversion header (binary mode) nor content-type application/cloudevents+json (structured mode)');
     }
     if (error instanceof ValidationError) throw sdkError(error);
@@ -63,6 +72,12 @@ function toEvent(headers: Record<string, string>, body: string): CloudEvent<unkn
     throw sdkError(error);
   }
   return parsed;
+}
+
+/** An attribute as the request carried it: the ce- header (binary mode) or the JSON member (structured mode). */
+function sentAttribute(headers: Record<string, string>, body: string, attribute: string): unknown {
+  if (!(headers['content-type'] ?? '').startsWith('application/cloudevents')) return headers[`ce-${attribute}`];
+  return (JSON.parse(body) as Record<string, unknown>)[attribute]; // parsed once already by the SDK
 }
 
 function requireString(event: CloudEvent<unknown>, attribute: string): void {

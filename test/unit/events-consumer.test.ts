@@ -58,6 +58,26 @@ describe('parseLifecycleEvent', () => {
     expect(fieldOf(() => parseLifecycleEvent({ 'content-type': 'application/cloudevents-batch+json' }, JSON.stringify([event.toJSON()])))).toBe('content-type');
   });
 
+  test('refuses a missing or malformed id or time instead of letting the SDK make one up', () => {
+    const binary = HTTP.binary(event);
+    const headers = binary.headers as Record<string, string>;
+    const body = String(binary.body);
+    const { 'ce-id': _id, ...noId } = headers;
+    expect(fieldOf(() => parseLifecycleEvent(noId, body))).toBe('id');
+    const { 'ce-time': _time, ...noTime } = headers;
+    expect(fieldOf(() => parseLifecycleEvent(noTime, body))).toBe('time');
+    // the SDK keeps such a time, and the event then throws RangeError on JSON.stringify
+    expect(fieldOf(() => parseLifecycleEvent({ ...headers, 'ce-time': 'yesterday' }, body))).toBe('time');
+    const structured = JSON.parse(String(HTTP.structured(event).body)) as Record<string, unknown>;
+    const type = { 'content-type': 'application/cloudevents+json' };
+    const { id: _sid, ...structuredNoId } = structured;
+    expect(fieldOf(() => parseLifecycleEvent(type, JSON.stringify(structuredNoId)))).toBe('id');
+    const { time: _stime, ...structuredNoTime } = structured;
+    expect(fieldOf(() => parseLifecycleEvent(type, JSON.stringify(structuredNoTime)))).toBe('time');
+    const offset = parseLifecycleEvent({ ...headers, 'ce-time': '2026-01-01T01:00:00+01:00' }, body);
+    expect(Date.parse(offset.time)).toBe(Date.parse('2026-01-01T00:00:00Z'));
+  });
+
   test('keeps data fields it does not know (a newer v1 event stays readable)', () => {
     const { headers, body } = HTTP.binary(event);
     const got = parseLifecycleEvent(headers, JSON.stringify({ ...(JSON.parse(String(body)) as object), later: 'field' }));
