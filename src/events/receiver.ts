@@ -2,6 +2,7 @@
 // 400 with a problem body naming the field for anything else, 500 when onEvent fails (the sender retries).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerClientError } from '../net/client-error.ts';
 import { parseLifecycleEvent, type LifecycleEvent } from './consumer.ts';
 import { LifecycleEventError } from './errors.ts';
 
@@ -32,6 +33,7 @@ export async function createLifecycleEventReceiver(options: LifecycleEventReceiv
       else problem(res, 500, 'Internal Server Error', (error as Error).message);
     });
   });
+  server.on('clientError', (error, socket) => answerClientError(error, socket, 'about:blank'));
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { HTTP } from 'cloudevents';
 import { request } from 'undici';
 import { afterEach, expect, test } from 'vitest';
@@ -80,4 +81,16 @@ test('a consumer that fails gets the event again (500, the emitter retries)', as
   await waitFor('delivered', () => e.delivered(db.uid) === 3);
   expect(got).toEqual([1, 2, 3]);
   expect(failures).toBe(2);
+});
+
+test('a request Node\'s HTTP parser refuses (an unknown method here) gets a 400 problem too, then the connection closes', async () => {
+  const r = await receiver(() => {});
+  const socket = connect(r.port, '127.0.0.1');
+  socket.end('FROB / HTTP/1.1\r\nHost: x\r\n\r\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 400 /);
+  expect(head).toMatch(/content-type: application\/problem\+json/i);
+  expect(JSON.parse(body)).toMatchObject({ status: 400, field: 'request' });
 });
