@@ -18,6 +18,7 @@ import {
   StartOperationRequestSchema,
   type Problem,
 } from '../src/sidecar-client/protocol.ts';
+import { answerClientError } from '../src/net/client-error.ts';
 import { formatIssues, type SidecarConfig } from './config.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { OperationManager, OperationRefused } from './operations.ts';
@@ -134,6 +135,18 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     logger: { level: config.logLevel },
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Operation ids may be 128 characters (fastify's default stops at 100): longer ones reach the schema, which names path.id.
+    routerOptions: { maxParamLength: 1024 },
+    // What fastify refuses before any route runs is a problem too, never its own JSON shape.
+    frameworkErrors: (error, _request, reply) =>
+      sendProblem(reply, {
+        kind: 'invalid-request',
+        status: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400,
+        detail: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is too long' : 'the path is not a valid URL',
+        field: 'path',
+        reason: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'too long' : 'not a valid URL component',
+      }),
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, problemType('invalid-request')),
   });
   let manager: OperationManager | undefined;
   const metrics = createMetrics(() => manager);

@@ -1,6 +1,7 @@
 // The HTTP surface: tokens, bad and oversized requests (each a problem naming the field, never a
 // stack), health, readiness, metrics, and the probe's observation.
 import { writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,6 +102,19 @@ describe('sidecar HTTP surface', () => {
     const body = JSON.stringify({ node: 'Noop', params: { big: 'x'.repeat(4000) } });
     const problem = expectProblem(await call('PUT', '/v1/operations/a4', { headers: json, body }), 413, 'body');
     expect(problem.detail).toMatch(/1024 bytes/);
+  });
+
+  it('long ids reach the schema (128 characters are valid); what fastify or Node refuse first is a problem too', async () => {
+    const longest = `a${'b'.repeat(127)}`;
+    expect((await call('PUT', `/v1/operations/${longest}`, { headers: json, body: '{"node":"Noop"}' })).status).toBe(202);
+    expectProblem(await call('GET', `/v1/operations/${longest}b`, { headers: auth }), 400, 'path.id');
+    expectProblem(await call('GET', `/v1/operations/${'c'.repeat(2000)}`, { headers: auth }), 414, 'path');
+    const socket = connect(Number(new URL(app.sidecar.url).port), '127.0.0.1');
+    socket.end('GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n');
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+    expectProblem({ status: Number(head.split(' ')[1]), type: /content-type: ([^\r]+)/i.exec(head)?.[1] ?? '', text: body }, 400, 'request');
   });
 
   it('an unknown route is a 404 problem', async () => {
