@@ -14,6 +14,8 @@ export interface NoopSidecarOptions {
   hang?: readonly string[];
   /** 0 (default) picks a free port. */
   port?: number;
+  /** The bearer token (default: a fixed test token), for a caller that needs it before the sidecar runs. */
+  token?: string;
   /** Actions running at once (the sidecar's default is 1: one application, one action at a time). */
   maxActiveOperations?: number;
   /** Finished operations kept for the operator to read (the sidecar's default is 1000). */
@@ -34,7 +36,7 @@ export interface NoopSidecar {
  */
 export async function startNoopSidecar(options: NoopSidecarOptions): Promise<NoopSidecar> {
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-noop-sidecar-'));
-  const token = 'noop-sidecar-token-0123456789abcdef';
+  const token = options.token ?? 'noop-sidecar-token-0123456789abcdef';
   writeFileSync(path.join(dir, 'token'), token);
   const nodes: Record<string, unknown> = {};
   for (const name of options.graph.nodeNames) {

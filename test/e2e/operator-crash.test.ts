@@ -28,6 +28,15 @@ function expectConsistent(db: DatabaseObject, attemptsOf: (id: string) => number
   }
 }
 
+/** A failed wait says what the operator logged, so that a failure on CI can be understood. */
+async function withOutputOf<T>(operator: { output(): string }, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\noperator log (tail):\n${operator.output().slice(-4000)}`);
+  }
+}
+
 describe('the operator killed with SIGKILL', () => {
   let sidecar: Awaited<ReturnType<typeof startNoopSidecar>> | undefined;
   afterAll(async () => sidecar?.close());
@@ -43,9 +52,9 @@ describe('the operator killed with SIGKILL', () => {
       const committed = await waitForDatabase(kc, namespace, 'crash', 'the transition to Running committed', (o) => o.status?.operation?.phase === 'Pending');
       expect(committed.status?.state).toBe('Running');
       await killHard(operator);
-      sidecar = await startNoopSidecar({ port });
+      sidecar = await startNoopSidecar({ port, token });
       operator = spawnOperator({ namespace, sidecarUrl: url, token });
-      const db = await waitForDatabase(kc, namespace, 'crash', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+      const db = await withOutputOf(operator, waitForDatabase(kc, namespace, 'crash', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True'));
       expect(db.status?.transition).toBe(1);
       expectConsistent(db, (id) => sidecar!.sidecar.operations.get(id)?.attempts);
     } finally {
@@ -67,7 +76,7 @@ describe('the operator killed with SIGKILL', () => {
             await killHard(operator);
             operator = spawnOperator({ namespace, sidecarUrl: live.url, token: live.token });
           }
-          const db = await waitForDatabase(kc, namespace, name, `Ready at ${target}`, (o) => o.status?.state === target && conditionOf(o, 'Ready')?.status === 'True', 60_000);
+          const db = await withOutputOf(operator, waitForDatabase(kc, namespace, name, `Ready at ${target}`, (o) => o.status?.state === target && conditionOf(o, 'Ready')?.status === 'True', 60_000));
           expectConsistent(db, (id) => live.sidecar.operations.get(id)?.attempts);
         } finally {
           await killHard(operator);
