@@ -8,6 +8,8 @@
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000"), OKT_BENCH_E2E_MEMORY (default "1000,10000"),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -36,10 +38,11 @@ const TRANSITIONS_PER_CR = 1 + WALK.length;
 const CONCURRENCY = 64;
 const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 5);
 const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000');
-const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,10000');
+const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
 const LATENCY_CRS = 100;
+const RAW_NAMESPACE = 'e2e-raw';
 /** CRs moved one at a time (twice each) before the 100 move at once. */
 const LATENCY_ALONE = 20;
 const execFileAsync = promisify(execFile);
@@ -81,6 +84,14 @@ class RawApi {
   }
 }
 
+/** CPU seconds (user + system) used so far by each of these processes, from /proc. */
+function cpuSeconds(pids: readonly number[]): number[] {
+  return pids.map((pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  });
+}
+
 /** Runs `one(i)` for i in [0, count) on `concurrency` loops. */
 async function inParallel(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -96,10 +107,10 @@ async function createNamespace(raw: RawApi, name: string): Promise<void> {
   await raw.send('POST', resourcePath(NAMESPACES, undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
-async function createDatabases(raw: RawApi, namespace: string, count: number, extra: { finalizers?: string[] } = {}): Promise<void> {
+async function createDatabases(raw: RawApi, namespace: string, count: number, desiredState = 'Running', finalizers?: string[]): Promise<void> {
   await inParallel(count, CONCURRENCY, (i) => raw.send('POST', dbPath(namespace), {
     apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind,
-    metadata: { name: crName(i), ...extra }, spec: { desiredState: 'Running' },
+    metadata: finalizers ? { name: crName(i), finalizers } : { name: crName(i) }, spec: { desiredState },
   }));
 }
 
@@ -168,6 +179,8 @@ class ReadinessTracker {
 interface Bench {
   kc: KubeConfig;
   kubeconfigPath: string;
+  /** This process (operator, sidecar, bench client) and the control plane's processes. */
+  pids: { name: string; pid: number }[];
   raw: RawApi;
   sidecar: NoopSidecar;
 }
@@ -199,11 +212,15 @@ async function reconcileCounts(operator: RunningOperator): Promise<Record<string
 
 interface WalkFigures {
   crs: number;
+  /** Raw status patches per second at concurrency 64: the mean of the runs right before and after the walk. */
+  raw: number;
   transitions: number;
   seconds: number;
   perSecond: number;
   steadyTransitions: number;
   steadySeconds: number;
+  /** Cores used during the steady walk, per process of Bench.pids. */
+  cpu: number[];
   steadyWrites: number;
   steadyReads: number;
   reconciles: number;
@@ -214,6 +231,8 @@ interface WalkFigures {
 async function walk(bench: Bench, count: number): Promise<WalkFigures> {
   const namespace = `e2e-walk-${count}`;
   await createNamespace(bench.raw, namespace);
+  // The machine is shared and its load drifts: the baseline is measured right before and right after.
+  const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
   const operator = await operatorFor(bench, namespace);
   try {
     const tracker = new ReadinessTracker(operator);
@@ -226,6 +245,7 @@ async function walk(bench: Bench, count: number): Promise<WalkFigures> {
     // The steady state: the finalizer and first-sight writes are behind; every CR rests, Ready.
     const before = operator.transport.counters.snapshot();
     const steadyStart = performance.now();
+    const cpuBefore = cpuSeconds(bench.pids.map((p) => p.pid));
     const reconcilesBefore = await reconcileCounts(operator);
     for (const desired of WALK) {
       ready = tracker.expect(names, desired, timeoutMs);
@@ -234,19 +254,24 @@ async function walk(bench: Bench, count: number): Promise<WalkFigures> {
     }
     const seconds = (performance.now() - start) / 1000;
     const steadySeconds = (performance.now() - steadyStart) / 1000;
+    const cpu = cpuSeconds(bench.pids.map((p) => p.pid)).map((used, i) => (used - (cpuBefore[i] ?? 0)) / steadySeconds);
     const after = operator.transport.counters.snapshot();
     const reconcilesAfter = await reconcileCounts(operator);
     let transitions = 0;
     for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
     if (transitions !== count * TRANSITIONS_PER_CR) throw new Error(`expected ${count * TRANSITIONS_PER_CR} transitions, status.transition sums to ${transitions}`);
     const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
+    await operator.stop();
+    const rawAfter = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
     return {
+      raw: (rawBefore + rawAfter) / 2,
       crs: count,
       transitions,
       seconds,
       perSecond: transitions / seconds,
       steadyTransitions: count * WALK.length,
       steadySeconds,
+      cpu,
       steadyWrites: after.writes - before.writes,
       steadyReads: after.reads - before.reads,
       reconciles: delta('success') + delta('error') + delta('requeue_after'),
@@ -349,17 +374,25 @@ async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: n
   const empty = (await operatorHeap(bench, 'e2e-mem-empty', 0)).heapUsed;
   const sizes: MemoryFigures[] = [];
   for (const count of MEMORY_SIZES) {
-    const namespace = `e2e-mem-${count}`;
-    await createNamespace(bench.raw, namespace);
     const started = performance.now();
-    // Born with the finalizer and given the status of a walked CR: the operator only looks at each once.
-    await createDatabases(bench.raw, namespace, count, { finalizers: ['okt.dev/lifecycle'] });
-    await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i), 'status'), { status }));
+    let namespace = `e2e-walk-${count}`;
+    if (!SIZES.includes(count)) {
+      namespace = `e2e-mem-${count}`;
+      await createNamespace(bench.raw, namespace);
+      // Born with the finalizer and given the status of a walked CR: the operator only looks at each once.
+      await createDatabases(bench.raw, namespace, count, status.state, ['okt.dev/lifecycle']);
+      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i), 'status'), { status }));
+    }
     const setupSeconds = (performance.now() - started) / 1000;
     const { heapUsed, writes } = await operatorHeap(bench, namespace, count);
     sizes.push({ crs: count, bytesPerCr: (heapUsed - empty) / count, setupSeconds, writes });
   }
   return { empty, sizes };
+}
+
+/** What the API server wrote per second during the steady walk: the operator's writes and the spec edits that drove it. */
+function apiWritesPerSecond(w: WalkFigures): number {
+  return (w.steadyWrites + w.steadyTransitions) / w.steadySeconds;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -374,7 +407,8 @@ export async function run(): Promise<Record<string, number>> {
   kc.loadFromFile(plane.kubeconfigPath);
   const raw = await RawApi.open(kc, CONCURRENCY);
   const sidecar = await startNoopSidecar({ graph: databaseGraph, maxActiveOperations: 256, retainOperations: 100_000 });
-  const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, raw, sidecar };
+  const pids = [{ name: 'okt (operator, sidecar, bench)', pid: process.pid }, ...plane.processes.map((p) => ({ name: p.name, pid: p.pid }))];
+  const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, pids, raw, sidecar };
   const figures: Record<string, number> = {};
   try {
     const setup = await KubeTransport.fromKubeConfig(kc);
@@ -384,14 +418,11 @@ export async function run(): Promise<Record<string, number>> {
     await setup.close();
 
     // 1.
-    await createNamespace(raw, 'e2e-raw');
-    await createDatabases(raw, 'e2e-raw', CONCURRENCY);
-    await rawPatchRate(raw, 'e2e-raw', 8, 1); // warm up
-    const rawParallel = await rawPatchRate(raw, 'e2e-raw', CONCURRENCY, SECONDS);
-    const rawSerial = await rawPatchRate(raw, 'e2e-raw', 1, SECONDS);
-    figures['e2e.raw_patch_per_s'] = fixed(rawParallel);
+    await createNamespace(raw, RAW_NAMESPACE);
+    await createDatabases(raw, RAW_NAMESPACE, CONCURRENCY);
+    await rawPatchRate(raw, RAW_NAMESPACE, 8, 1); // warm up
+    const rawSerial = await rawPatchRate(raw, RAW_NAMESPACE, 1, SECONDS);
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
-    console.log(`raw status merge patches (undici Pool, HTTP/1.1 keep-alive): ${rawParallel.toFixed(0)}/s at concurrency ${CONCURRENCY}, ${rawSerial.toFixed(0)}/s serially`);
 
     // 2. and 3.
     const walks: WalkFigures[] = [];
@@ -399,23 +430,28 @@ export async function run(): Promise<Record<string, number>> {
       const result = await walk(bench, count);
       walks.push(result);
       if (count === 1000 || figures['e2e.transitions_per_s'] === undefined) {
+        figures['e2e.raw_patch_per_s'] = fixed(result.raw);
         figures['e2e.transitions_per_s'] = fixed(result.perSecond, 1);
-        figures['e2e.transitions_vs_raw_patch_ratio'] = fixed(result.perSecond / rawParallel, 3);
+        figures['e2e.transitions_vs_raw_patch_ratio'] = fixed(result.perSecond / result.raw, 3);
         figures['e2e.writes_per_transition'] = fixed(result.steadyWrites / result.steadyTransitions, 3);
         figures['e2e.reads_per_transition'] = fixed(result.steadyReads / result.steadyTransitions, 3);
         figures['e2e.reconciles_per_transition'] = fixed(result.reconciles / result.steadyTransitions, 3);
-        figures['e2e.operator_writes_vs_raw_patch_ratio'] = fixed(result.steadyWrites / result.steadySeconds / rawParallel, 3);
+        figures['e2e.api_writes_vs_raw_patch_ratio'] = fixed(apiWritesPerSecond(result) / result.raw, 3);
       }
       figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
     }
+    console.log(`\ncores used during the steady walk (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
+    console.table(walks.map((w) => Object.fromEntries([['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
     console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, actions \`true\``);
+    console.log(`raw status merge patches (undici Pool, HTTP/1.1 keep-alive): ${rawSerial.toFixed(0)}/s serially; at concurrency ${CONCURRENCY}, around each walk:`);
     console.table(walks.map((w) => ({
       CRs: w.crs,
       transitions: w.transitions,
       'wall s': fixed(w.seconds, 1),
       'transitions/s': fixed(w.perSecond, 1),
-      'vs raw patch/s': fixed(w.perSecond / rawParallel, 3),
-      'operator writes/s vs raw': fixed(w.steadyWrites / w.steadySeconds / rawParallel, 3),
+      'raw patch/s': fixed(w.raw),
+      'transitions/s vs raw': fixed(w.perSecond / w.raw, 3),
+      'API writes/s (operator + spec edits) vs raw': fixed(apiWritesPerSecond(w) / w.raw, 3),
       'writes/transition': fixed(w.steadyWrites / w.steadyTransitions, 3),
       'reads/transition': fixed(w.steadyReads / w.steadyTransitions, 3),
       'reconciles/transition': fixed(w.reconciles / w.steadyTransitions, 2),
@@ -437,8 +473,9 @@ export async function run(): Promise<Record<string, number>> {
     const walked = await reader.list<Database>(RESOURCE, { namespace: 'e2e-latency', limit: 1 });
     await reader.close();
     const { empty, sizes } = await memory(bench, restingStatus(walked.items[0]));
-    console.log(`\noperator heap after GC (a fresh process each), per watched CR at rest, against ${(empty / 2 ** 20).toFixed(1)} MiB with an empty namespace`);
-    console.table(sizes.map((m) => ({ CRs: m.crs, 'bytes/CR': fixed(m.bytesPerCr), 'operator writes': m.writes, 'setup s (create + status, raw)': fixed(m.setupSeconds, 1) })));
+    const jsonBytes = JSON.stringify(walked.items[0]).length;
+    console.log(`\noperator heap after GC (a fresh process each), per watched CR at rest (${jsonBytes} bytes of JSON as listed), against ${(empty / 2 ** 20).toFixed(1)} MiB with an empty namespace`);
+    console.table(sizes.map((m) => ({ CRs: m.crs, 'bytes/CR': fixed(m.bytesPerCr), 'operator writes': m.writes, 'setup s (create + status, raw; 0: the walked CRs)': fixed(m.setupSeconds, 1) })));
     figures['operator.heap_empty_bytes'] = empty;
     for (const m of sizes) figures[`operator.bytes_per_cr_${m.crs}`] = fixed(m.bytesPerCr);
     const largest = sizes.at(-1);
