@@ -21,6 +21,7 @@ interface RunFlags extends CrdNameFlags {
   sidecarUrl?: string;
   sidecarTokenFile?: string;
   pollInterval: string;
+  resyncPeriod: string;
   [flag: string]: unknown;
 }
 
@@ -37,7 +38,8 @@ export function runCommand(): Command {
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
     .option('--sidecar-token-file <file>', 'bearer token for sidecars (CRs may name a Secret in spec.sidecar.tokenSecretRef instead)')
-    .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10');
+    .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
+    .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600');
   addControllerRuntimeFlags(command);
   return command.action(
     runAction('run', async (flags: RunFlags) => {
@@ -49,6 +51,8 @@ export function runCommand(): Command {
       const { graph } = await loadGraphFile(flags.graph, flags.export === undefined ? {} : { exportName: flags.export });
       const pollIntervalMs = Number(flags.pollInterval) * 1000;
       if (!(pollIntervalMs > 0)) throw new CliError(EXIT.usage, `--poll-interval: expected a positive number of seconds, got "${flags.pollInterval}"`);
+      const resyncPeriodMs = Number(flags.resyncPeriod) * 1000;
+      if (!(resyncPeriodMs >= 0)) throw new CliError(EXIT.usage, `--resync-period: expected a number of seconds >= 0, got "${flags.resyncPeriod}"`);
       // Loaded here, not at the top: every other okt command starts faster without them.
       const [{ createLogger }, { startOperator }] = await Promise.all([import('../controller/logger.ts'), import('../controller/lifecycle/index.ts')]);
       const logger = createLogger({ level: settings.logLevel });
@@ -65,6 +69,7 @@ export function runCommand(): Command {
         sidecar,
         events: { mode: flags.eventMode, ...(flags.sink === undefined ? {} : { sink: flags.sink }) },
         pollIntervalMs,
+        resyncPeriodMs,
         logger,
         ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
         ...(flags.labelSelector === undefined ? {} : { labelSelector: flags.labelSelector }),

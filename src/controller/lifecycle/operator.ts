@@ -21,6 +21,7 @@ export interface OperatorOptions {
   health?: { port: number; host?: string } | false;
   leaderElection?: ManagerLeaderElection | false;
   pollIntervalMs?: number;
+  resyncPeriodMs?: number;
   outboxLimit?: number;
   logger?: Logger;
   /** Keep-alive connections to the API server for ordinary requests. Default 16. */
@@ -63,7 +64,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metrics: manager.metrics,
     logger,
     events,
-    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'outboxLimit']),
+    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'outboxLimit']),
   });
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);

@@ -70,6 +70,8 @@ export interface LifecycleControllerOptions {
   outboxLimit?: number;
   /** A safety look while an action runs (completion is noticed at once by a long-poll). Default 10 s. */
   pollIntervalMs?: number;
+  /** Every CR is looked at again this often even when nothing changed (level-triggered safety net). Default 10 min; 0: never. */
+  resyncPeriodMs?: number;
   metrics?: ControllerMetrics;
   logger?: Logger;
 }
@@ -107,6 +109,7 @@ export class LifecycleController {
     const informerOptions: ConstructorParameters<typeof Informer<LifecycleObject>>[0] = { transport: options.transport, resource: options.resource };
     if (options.namespace !== undefined) informerOptions.namespace = options.namespace;
     if (options.labelSelector !== undefined) informerOptions.labelSelector = options.labelSelector;
+    informerOptions.resyncPeriodMs = options.resyncPeriodMs ?? 600_000;
     if (options.logger !== undefined) informerOptions.logger = options.logger;
     this.informer = new Informer<LifecycleObject>(informerOptions);
     const controllerOptions: ConstructorParameters<typeof Controller>[0] = {
