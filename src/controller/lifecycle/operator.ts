@@ -44,9 +44,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
   if (options.leaderElection) {
     managerOptions.leaderElection = options.leaderElection;
+    // As controller-runtime does: a replica that lost its Lease stops campaigning, so alive it would run
+    // nothing for ever (and with every replica so, no operator would run). It exits to come back fresh.
     managerOptions.onLeadershipLost = () => {
       logger.error('leadership lost: exiting so that this replica comes back as a fresh candidate');
-      process.exitCode = 1;
+      void running.stop().finally(() => process.exit(1));
     };
   }
   const manager = new Manager(managerOptions);
@@ -71,7 +73,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   await manager.start();
   let stopped: Promise<void> | undefined;
   const controller = lifecycle;
-  return {
+  const running: RunningOperator = {
     manager,
     lifecycle: controller,
     transport,
@@ -84,6 +86,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         await transport.close();
       })()),
   };
+  return running;
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
