@@ -33,9 +33,9 @@ export interface ControlPlane {
   stopNow(): void;
   /**
    * SIGKILL kube-apiserver alone and start it again with the same flags (same port, certificates and
-   * etcd, so every object survives), then wait for /readyz. For fault-injection tests.
+   * etcd, so every object survives) after `downMs` (default 0), then wait for /readyz. For fault-injection tests.
    */
-  restartApiServer(): Promise<void>;
+  restartApiServer(options?: { downMs?: number }): Promise<void>;
 }
 
 export interface StartOptions {
@@ -125,9 +125,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         await stopControlPlane({ dataDir, processes: started });
       },
       stopNow,
-      restartApiServer: async () => {
+      restartApiServer: async ({ downMs = 0 } = {}) => {
         const index = started.findIndex((record) => record.name === 'kube-apiserver');
         await killAndWait(started[index]!);
+        await sleep(downMs);
         started[index] = launchApiServer();
         await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
       },
