@@ -18,7 +18,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export interface Fault {
   kind: FaultKind;
   afterTransitions: number;
-  /** operator: pause before the restart; sidecar, sink: downtime; rival: how long it writes; apiserver: unused. */
+  /** operator: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes. */
   forMs: number;
 }
 
@@ -46,7 +46,8 @@ export function walkTransitions(walk: readonly string[]): number {
 
 const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   operator: { min: 0, max: 1500 },
-  apiserver: { min: 0, max: 0 },
+  // Beyond the renew deadline (2 s) the leader loses its Lease.
+  apiserver: { min: 0, max: 4000 },
   sidecar: { min: 0, max: 1500 },
   sink: { min: 200, max: 3000 },
   rival: { min: 300, max: 2000 },
@@ -134,7 +135,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           break;
         case 'apiserver':
           if (env.plane === undefined) throw new Error('an API server restart needs a control plane of its own (env.plane)');
-          await env.plane.restartApiServer();
+          await env.plane.restartApiServer({ downMs: fault.forMs });
           break;
         case 'sidecar':
           // Aim at the middle of an action: the journal shows one accepted and not yet finished.
