@@ -17,13 +17,15 @@ export function upCommand(): Command {
           info: (line) => process.stdout.write(`${line}\n`),
           event: (event) => process.stdout.write(`${pc.cyan('  event')} ${describeEvent(event)}\n`),
         });
-        let stopping: Promise<void> | undefined;
-        const stop = () => (stopping ??= demo.stop());
+        // Listening (not once) until everything is stopped: while a listener remains, neither a second
+        // Ctrl-C nor the control plane's own exit guard ends the process halfway through the cleanup.
+        // SIGHUP too: a closed terminal must not leave PostgreSQL or the control plane behind.
+        const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+        let onSignal = () => {};
         const interrupted = new Promise<never>((_resolve, reject) => {
-          const onSignal = () => reject(new CliError(EXIT.failed, 'interrupted: everything the demo started is stopped'));
-          process.once('SIGINT', onSignal);
-          process.once('SIGTERM', onSignal);
+          onSignal = () => reject(new CliError(EXIT.failed, 'interrupted: everything the demo started is stopped'));
         });
+        for (const signal of signals) process.on(signal, onSignal);
         try {
           await Promise.race([demo.start().then(() => demo.walk()), interrupted]);
           process.stdout.write(`\n${pc.green('The walk is done.')} Try, in another terminal:\n${tryThese(demo)}\n`);
@@ -33,7 +35,8 @@ export function upCommand(): Command {
           }
         } finally {
           process.stdout.write('stopping the operator, the sidecar, PostgreSQL and the control plane\n');
-          await stop();
+          await demo.stop();
+          for (const signal of signals) process.off(signal, onSignal);
         }
       }),
     );
