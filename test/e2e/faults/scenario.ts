@@ -3,6 +3,7 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { createPlanner } from '../../../src/plan/index.ts';
 import type { ControlPlane } from '../../../src/cluster/index.ts';
@@ -91,8 +92,10 @@ export interface RunEnvironment {
 
 /** What one run did, for the report. */
 export interface RunTally {
+  runs: number;
+  /** Runs with two operator replicas under leader election. */
+  replicatedRuns: number;
   crs: number;
-  replicas: number;
   transitions: number;
   faults: Record<FaultKind, number>;
   /** Sidecar crashes that found an action running. */
@@ -104,6 +107,9 @@ export interface RunTally {
   rivalWrites: number;
   conflictsLogged: number;
   operatorSelfExits: number;
+  /** Wall time of the walk under faults, then of the wait for the last events once all is back up. */
+  walkSeconds: number;
+  settleSeconds: number;
   seconds: number;
 }
 
@@ -157,18 +163,23 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const walking = walk(kc, namespace, names, scenario.walks, progress).finally(() => (progress.walked = true));
     const faulting = injectAll(scenario.faults, progress, inject, env.log);
     await Promise.all([walking, faulting]);
+    const walkedAt = Date.now();
 
     // Everything is back up: each CR must rest at its last desired node with all its events at the sink.
     const settled = await waitUntilSettled(kc, namespace, scenario.walks, sink);
+    const settledAt = Date.now();
     const operations = sidecar.operations();
     const runs = sidecar.runs();
     const tally: RunTally = {
-      crs: names.length, replicas: scenario.replicas, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
+      runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
       reruns: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
-      conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits, seconds: 0,
+      conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
+      walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
     };
     const byUid = eventsByUid(sink.received);
     for (const db of settled) {
+      const walked = scenario.walks[names.indexOf(db.metadata.name)]!;
+      expect(db.status!.transition, `${db.metadata.name}: transitions of the walk ${walked.join('>')}, no more`).toBe(walkTransitions(walked));
       tally.transitions += db.status!.transition;
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
       tally.events += events.events;
@@ -177,7 +188,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       tally.operations += ops.operations;
       tally.reruns += ops.reruns;
     }
-    tally.seconds = Math.round((Date.now() - started) / 100) / 10;
+    tally.seconds = seconds(Date.now() - started);
     return tally;
   } catch (error) {
     env.log(`run failed; operator logs:\n${operators.logs()}`);
@@ -305,13 +316,17 @@ async function rivalWrites(kc: KubeConfig, namespace: string, names: readonly st
   );
 }
 
+function seconds(ms: number): number {
+  return Math.round(ms / 100) / 10;
+}
+
 /** Sums of many runs, for the report. */
 export function addTallies(total: RunTally | undefined, run: RunTally): RunTally {
   if (total === undefined) return { ...run, faults: { ...run.faults } };
   const sum = { ...total, faults: { ...total.faults } };
   for (const key of Object.keys(run) as (keyof RunTally)[]) {
     if (key === 'faults') for (const kind of FAULT_KINDS) sum.faults[kind] += run.faults[kind];
-    else if (key !== 'replicas') sum[key] += run[key];
+    else sum[key] = seconds((sum[key] + run[key]) * 1000);
   }
   return sum;
 }
