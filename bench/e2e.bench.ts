@@ -28,6 +28,7 @@ import { KubeTransport, resourcePath, type KubeObject } from '../src/kube/transp
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
+import { SidecarClient } from '../src/sidecar-client/index.ts';
 
 const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
@@ -43,6 +44,7 @@ const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
 const LATENCY_CRS = 100;
 const RAW_NAMESPACE = 'e2e-raw';
+const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
 const LATENCY_ALONE = 20;
 const execFileAsync = promisify(execFile);
@@ -390,6 +392,22 @@ async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: n
   return { empty, sizes };
 }
 
+/** The other limit of a walk: no-op operations (`true`) per second through the same in-process sidecar, 64 at once. */
+async function sidecarRate(sidecar: NoopSidecar, count: number): Promise<number> {
+  const client = new SidecarClient({ baseUrl: sidecar.url, token: sidecar.token });
+  try {
+    const start = performance.now();
+    await inParallel(count, CONCURRENCY, async (i) => {
+      await client.startOperation(`bench-${i}`, { node: 'Running', graph: databaseGraph.name });
+      const op = await client.waitForOperation(`bench-${i}`, { timeoutMs: 60_000 });
+      if (op.phase !== 'Succeeded') throw new Error(`operation bench-${i} ended ${op.phase}: ${op.message ?? ''}`);
+    });
+    return count / ((performance.now() - start) / 1000);
+  } finally {
+    await client.close();
+  }
+}
+
 /** What the API server wrote per second during the steady walk: the operator's writes and the spec edits that drove it. */
 function apiWritesPerSecond(w: WalkFigures): number {
   return (w.steadyWrites + w.steadyTransitions) / w.steadySeconds;
@@ -423,6 +441,8 @@ export async function run(): Promise<Record<string, number>> {
     await rawPatchRate(raw, RAW_NAMESPACE, 8, 1); // warm up
     const rawSerial = await rawPatchRate(raw, RAW_NAMESPACE, 1, SECONDS);
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
+    const sidecarOps = await sidecarRate(sidecar, SIDECAR_OPERATIONS);
+    figures['e2e.sidecar_noop_operations_per_s'] = fixed(sidecarOps);
 
     // 2. and 3.
     const walks: WalkFigures[] = [];
@@ -443,7 +463,7 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`\ncores used during the steady walk (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
     console.table(walks.map((w) => Object.fromEntries([['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
     console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, actions \`true\``);
-    console.log(`raw status merge patches (undici Pool, HTTP/1.1 keep-alive): ${rawSerial.toFixed(0)}/s serially; at concurrency ${CONCURRENCY}, around each walk:`);
+    console.log(`limits: the sidecar alone ran ${sidecarOps.toFixed(0)} no-op operations/s (${CONCURRENCY} at once); raw status merge patches (undici Pool, HTTP/1.1 keep-alive) ${rawSerial.toFixed(0)}/s serially, and at concurrency ${CONCURRENCY} around each walk:`);
     console.table(walks.map((w) => ({
       CRs: w.crs,
       transitions: w.transitions,
@@ -451,6 +471,7 @@ export async function run(): Promise<Record<string, number>> {
       'transitions/s': fixed(w.perSecond, 1),
       'raw patch/s': fixed(w.raw),
       'transitions/s vs raw': fixed(w.perSecond / w.raw, 3),
+      'transitions/s vs sidecar ops/s': fixed(w.perSecond / sidecarOps, 3),
       'API writes/s (operator + spec edits) vs raw': fixed(apiWritesPerSecond(w) / w.raw, 3),
       'writes/transition': fixed(w.steadyWrites / w.steadyTransitions, 3),
       'reads/transition': fixed(w.steadyReads / w.steadyTransitions, 3),
@@ -480,6 +501,13 @@ export async function run(): Promise<Record<string, number>> {
     for (const m of sizes) figures[`operator.bytes_per_cr_${m.crs}`] = fixed(m.bytesPerCr);
     const largest = sizes.at(-1);
     if (largest) figures['operator.bytes_per_cr'] = fixed(largest.bytesPerCr);
+    const smallest = sizes[0];
+    if (largest && smallest && largest.crs > smallest.crs) {
+      // Linearity: the slope between the two sizes leaves out what a first reconcile costs once (code, schemas, clients).
+      const slope = (largest.bytesPerCr * largest.crs - smallest.bytesPerCr * smallest.crs) / (largest.crs - smallest.crs);
+      figures['operator.bytes_per_cr_marginal'] = fixed(slope);
+      console.log(`marginal heap per CR between ${smallest.crs} and ${largest.crs} CRs: ${slope.toFixed(0)} bytes`);
+    }
     return figures;
   } finally {
     await sidecar.close();
