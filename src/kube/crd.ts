@@ -49,6 +49,9 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   desiredState.enum = [...graph.nodeNames];
   desiredState.description = `The node of the "${graph.name}" graph the application should reach.`;
   const status = structural(z.toJSONSchema(lifecycleStatusSchema, { target: 'openapi-3.0' }));
+  // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
+  // must take it. The operator's own parse still requires every field of a status that has a state.
+  delete status.required;
   const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
   conditions['x-kubernetes-list-type'] = 'map';
   conditions['x-kubernetes-list-map-keys'] = ['type'];

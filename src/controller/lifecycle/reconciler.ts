@@ -349,8 +349,9 @@ function isNewer(a: KubeObject, b: KubeObject): boolean {
 
 function parseStatus(raw: unknown): LifecycleStatus | InvalidStatus | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && !('state' in raw)) {
-    // Only conditions (an earlier InvalidSpec/InvalidStatus write) and no state yet: a first sight.
+  if (typeof raw === 'object' && Object.keys(raw).every((key) => key === 'conditions')) {
+    // Only conditions (an earlier InvalidSpec write) and no state yet: a first sight. A status that lost
+    // its state but kept the rest is not: it is invalid, and the operator does not start over at the entry.
     return undefined;
   }
   const parsed = lifecycleStatusSchema.safeParse(raw);
