@@ -59,7 +59,8 @@ export interface ScenarioBounds {
   crs: { min: number; max: number };
   /** How many times each CR goes Running <-> Servicing before it stops. */
   loops: { min: number; max: number };
-  faults: { min: number; max: number };
+  /** Faults beyond one of each kind. */
+  extraFaults: { min: number; max: number };
   replicas: readonly number[];
 }
 
@@ -72,14 +73,13 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas) })
     .chain(({ walks, replicas }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
-      const fault = fc
-        .constantFrom(...bounds.kinds)
-        .chain((kind) => fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) }));
-      return fc.record({
-        walks: fc.constant(walks),
-        replicas: fc.constant(replicas),
-        faults: fc.array(fault, { minLength: bounds.faults.min, maxLength: bounds.faults.max }).map((fs) => fs.sort((a, b) => a.afterTransitions - b.afterTransitions)),
-      });
+      const faultOf = (kind: FaultKind) =>
+        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
+      // Every kind at least once per run, then more of any kind.
+      const faults = fc
+        .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...bounds.kinds).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
+        .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
+      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), faults });
     });
 }
 
