@@ -9,11 +9,11 @@ function conditionOf(sim: LifecycleSim, type: string) {
   return findCondition(sim.status?.conditions ?? [], type);
 }
 
-/** Reconciles until nothing more happens on its own (no `again`, no running operation left to finish). */
+/** Reconciles until nothing more happens on its own (no `again`, no running operation left to finish, no wait for the sink). */
 function settle(sim: LifecycleSim, limit = 50): void {
   for (let i = 0; i < limit; i++) {
     const effects = sim.reconcile();
-    if (!effects.again && !effects.poll) return;
+    if (effects.awaitingDelivery || (!effects.again && !effects.poll)) return;
   }
   throw new Error('did not settle');
 }

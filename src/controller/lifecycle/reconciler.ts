@@ -127,7 +127,9 @@ export class LifecycleController {
     this.informer.addHandler({
       onAdd: enqueue,
       onUpdate: (_old, obj) => {
-        this.#forgetWrittenIfSeen(obj);
+        // The echo of this controller's own write brings nothing new: the reconcile that wrote it has
+        // already asked for what comes next (an operation's long-poll, `again`, a requeue).
+        if (this.#isOwnEcho(obj)) return;
         enqueue(obj);
       },
       onDelete: (obj) => {
@@ -216,6 +218,7 @@ export class LifecycleController {
       await this.#options.transport.delete(this.#options.resource, namespace, name, { preconditions: { uid: obj.metadata.uid ?? '' } });
       ctx.log.info('a leaf reached through the spec: resource deleted (spec.onLeaf: Keep keeps it)');
     }
+    if (effects.again) this.controller.enqueue(key);
     return effects.poll ? { requeueAfter: this.#options.pollIntervalMs ?? 10_000 } : undefined;
   }
 
@@ -227,10 +230,13 @@ export class LifecycleController {
     return isNewer(written, cached) ? written : cached;
   }
 
-  #forgetWrittenIfSeen(obj: LifecycleObject): void {
+  /** Whether `obj` is exactly what this controller wrote last; the cache now has it, so the copy goes. */
+  #isOwnEcho(obj: LifecycleObject): boolean {
     const key = keyOf(obj);
     const written = this.#written.get(key);
-    if (written !== undefined && !isNewer(written, obj)) this.#written.delete(key);
+    if (written === undefined || isNewer(written, obj)) return false;
+    this.#written.delete(key);
+    return written.metadata.resourceVersion === obj.metadata.resourceVersion;
   }
 
   async #sidecarView(client: SidecarClient | undefined, stored: LifecycleStatus | undefined): Promise<SidecarView> {

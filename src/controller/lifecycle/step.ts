@@ -286,7 +286,8 @@ class StatusDraft {
     if (next === desired && !hasAction) {
       this.#readiness(true, REASONS.reached, `${next} reached`);
       this.#emit(LIFECYCLE_EVENT_TYPES.converged, next, { ...data, reason: REASONS.reached });
-      return { status: this.#pruned() };
+      // A leaf ends the resource's life: look again to do that once its events are out.
+      return model.graph.node(next).isLeaf ? { status: this.#pruned(), again: true } : { status: this.#pruned() };
     }
     const why = next === desired ? REASONS.actionRunning : REASONS.progressing;
     this.#readiness(false, why, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
