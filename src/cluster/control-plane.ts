@@ -129,8 +129,18 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         const index = started.findIndex((record) => record.name === 'kube-apiserver');
         await killAndWait(started[index]!);
         await sleep(downMs);
-        started[index] = launchApiServer();
-        await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
+        // Meanwhile a client's loopback connect may have taken the (ephemeral) port as its own source
+        // port, connecting to itself; such a socket soon closes, so the launch is tried again.
+        for (let attempt = 1; ; attempt++) {
+          started[index] = launchApiServer();
+          try {
+            await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
+            return;
+          } catch (error) {
+            if (attempt === 20 || !/address already in use/.test((error as Error).message)) throw error;
+            await sleep(250);
+          }
+        }
       },
     };
   } catch (error) {
