@@ -33,9 +33,17 @@ import { SidecarClient } from '../src/sidecar-client/index.ts';
 const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
-/** The walk after creation (created with desiredState Running): one spec edit per step, each a transition. */
-const WALK = ['Servicing', 'Running', 'Stopping'] as const;
-const TRANSITIONS_PER_CR = 1 + WALK.length;
+/** A walk after creation (created with desiredState Running): its spec edits, and the transitions they take. */
+interface Walk {
+  id: string;
+  steps: readonly string[];
+  transitions: number;
+}
+/** One node per spec edit, each node with an action: a commit write and a Ready write per transition. */
+const ONE_NODE_PER_EDIT: Walk = { id: 'walk', steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
+/** Running -> End in one spec edit: two transitions; the middle node's completion rides on the next commit. */
+const MULTI_HOP: Walk = { id: 'multihop', steps: ['End'], transitions: 2 };
+const WALK = ONE_NODE_PER_EDIT.steps;
 const CONCURRENCY = 64;
 const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 5);
 const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000');
@@ -112,7 +120,8 @@ async function createNamespace(raw: RawApi, name: string): Promise<void> {
 async function createDatabases(raw: RawApi, namespace: string, count: number, desiredState = 'Running', finalizers?: string[]): Promise<void> {
   await inParallel(count, CONCURRENCY, (i) => raw.send('POST', dbPath(namespace), {
     apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind,
-    metadata: finalizers ? { name: crName(i), finalizers } : { name: crName(i) }, spec: { desiredState },
+    // Keep: a CR walked to End stays (the default would delete it), so every walk ends on a Ready CR.
+    metadata: finalizers ? { name: crName(i), finalizers } : { name: crName(i) }, spec: { desiredState, onLeaf: 'Keep' },
   }));
 }
 
@@ -229,9 +238,9 @@ interface WalkFigures {
   errors: number;
 }
 
-/** 2. and 3. `count` CRs created at Running, then walked to Servicing, Running, Stopping, all at once. */
-async function walk(bench: Bench, count: number): Promise<WalkFigures> {
-  const namespace = `e2e-walk-${count}`;
+/** 2. and 3. `count` CRs created at Running, then walked through `route`'s spec edits, all at once. */
+async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT): Promise<WalkFigures> {
+  const namespace = `e2e-${route.id}-${count}`;
   await createNamespace(bench.raw, namespace);
   // The machine is shared and its load drifts: the baseline is measured right before and right after.
   const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
@@ -249,7 +258,7 @@ async function walk(bench: Bench, count: number): Promise<WalkFigures> {
     const steadyStart = performance.now();
     const cpuBefore = cpuSeconds(bench.pids.map((p) => p.pid));
     const reconcilesBefore = await reconcileCounts(operator);
-    for (const desired of WALK) {
+    for (const desired of route.steps) {
       ready = tracker.expect(names, desired, timeoutMs);
       await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: desired } }));
       await ready;
@@ -261,7 +270,8 @@ async function walk(bench: Bench, count: number): Promise<WalkFigures> {
     const reconcilesAfter = await reconcileCounts(operator);
     let transitions = 0;
     for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
-    if (transitions !== count * TRANSITIONS_PER_CR) throw new Error(`expected ${count * TRANSITIONS_PER_CR} transitions, status.transition sums to ${transitions}`);
+    const expected = count * (1 + route.transitions);
+    if (transitions !== expected) throw new Error(`expected ${expected} transitions, status.transition sums to ${transitions}`);
     const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
     await operator.stop();
     const rawAfter = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
@@ -271,7 +281,7 @@ async function walk(bench: Bench, count: number): Promise<WalkFigures> {
       transitions,
       seconds,
       perSecond: transitions / seconds,
-      steadyTransitions: count * WALK.length,
+      steadyTransitions: count * route.transitions,
       steadySeconds,
       cpu,
       steadyWrites: after.writes - before.writes,
@@ -460,6 +470,13 @@ export async function run(): Promise<Record<string, number>> {
       }
       figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
     }
+    // The same 1,000 CRs (or the largest size), Running -> End in one spec edit.
+    const hops = await walk(bench, Math.min(1000, Math.max(...SIZES)), MULTI_HOP);
+    figures['e2e.multihop_transitions_per_s'] = fixed(hops.perSecond, 1);
+    figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
+    figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
+    figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
+    console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
     console.log(`\ncores used during the steady walk (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
     console.table(walks.map((w) => Object.fromEntries([['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
     console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, actions \`true\``);
