@@ -166,7 +166,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const walkedAt = Date.now();
 
     // Everything is back up: each CR must rest at its last desired node with all its events at the sink.
-    const settled = await waitUntilSettled(kc, namespace, scenario.walks, sink);
+    const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink);
     const settledAt = Date.now();
     const operations = sidecar.operations();
     const runs = sidecar.runs();
@@ -267,14 +267,14 @@ async function list(kc: KubeConfig, namespace: string): Promise<DatabaseObject[]
 }
 
 /** After the faults: every CR at its last node, Ready for its generation, and the sink holding 1..status.sequence of each. */
-async function waitUntilSettled(kc: KubeConfig, namespace: string, walks: readonly string[][], sink: SinkUnderTest): Promise<DatabaseObject[]> {
+async function waitUntilSettled(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], sink: SinkUnderTest): Promise<DatabaseObject[]> {
   const deadline = Date.now() + 90_000;
   let last: DatabaseObject[] = [];
   for (;;) {
     try {
       last = await list(kc, namespace);
       const byUid = eventsByUid(sink.received);
-      const settled = last.every((db) => isSettledAt(db, walks[Number(db.metadata.name.slice(3))]!.at(-1)!) && hasAllEvents(db, byUid));
+      const settled = last.every((db) => isSettledAt(db, walks[names.indexOf(db.metadata.name)]!.at(-1)!) && hasAllEvents(db, byUid));
       if (settled && last.length === walks.length) return last;
     } catch {
       // the API server may still be coming back
@@ -318,6 +318,25 @@ async function rivalWrites(kc: KubeConfig, namespace: string, names: readonly st
 
 function seconds(ms: number): number {
   return Math.round(ms / 100) / 10;
+}
+
+/**
+ * Runs `numRuns` scenarios fast-check picks within `bounds`, each checked by runScenario, and returns
+ * their summed tally. No shrinking: each run is real processes for a while; a failure prints the seed
+ * and the scenario.
+ */
+export async function assertUnderFaults(env: RunEnvironment, bounds: ScenarioBounds, numRuns: number): Promise<RunTally> {
+  let total: RunTally | undefined;
+  await fc.assert(
+    fc.asyncProperty(scenarioArbitrary(bounds), async (scenario) => {
+      const run = await runScenario(env, scenario);
+      env.log(`run: ${JSON.stringify(run)}`);
+      for (const kind of bounds.kinds) expect(run.faults[kind], `${kind} faults injected`).toBeGreaterThan(0);
+      total = addTallies(total, run);
+    }),
+    { numRuns, endOnFailure: true },
+  );
+  return total!;
 }
 
 /** Sums of many runs, for the report. */

@@ -95,7 +95,7 @@ export class SidecarUnderTest {
 
   /** Operations the journal holds as accepted but not finished: actions running (or about to) right now. */
   unfinished(): string[] {
-    return [...readJournalRecords(this.journalFile)].filter(([, type]) => type === 'accepted').map(([id]) => id);
+    return [...replayJournal(readJournal(this.journalFile)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id);
   }
 
   /** Waits (up to timeoutMs) until an action runs, so that a crash lands mid-action; false if none did. */
@@ -135,10 +135,6 @@ export class SidecarUnderTest {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-function readJournalRecords(file: string): Map<string, 'accepted' | 'finished'> {
-  return new Map([...replayJournal(readJournal(file))].map(([id, record]) => [id, record.type]));
 }
 
 /** A CloudEvents receiver on a fixed port that records every delivery, duplicates included; it can go down and come back. */
