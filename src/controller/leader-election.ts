@@ -59,6 +59,7 @@ export class LeaderElector {
   #knownLeader = '';
   #abort = new AbortController();
   #running: Promise<void> | undefined;
+  #steppedDown = false;
 
   constructor(options: LeaderElectionOptions) {
     const leaseMs = options.leaseDurationMs ?? DEFAULT_LEADER_ELECTION.leaseDurationMs;
@@ -78,7 +79,8 @@ export class LeaderElector {
   }
 
   get isLeader(): boolean {
-    return this.#leader;
+    // A renewal abandoned at the renew deadline may still succeed later: it must not make this replica lead again.
+    return this.#leader && !this.#steppedDown;
   }
   /** The holder this replica last saw ('' when none). */
   get leader(): string {
@@ -109,16 +111,33 @@ export class LeaderElector {
     while (!signal.aborted) {
       await this.#pause(this.#retryMs);
       if (signal.aborted) break;
-      if (await this.#attempt()) {
+      if (await this.#beforeDeadline(this.#attempt(), lastRenew + this.#renewMs)) {
         lastRenew = Date.now();
       } else if (!this.#leader || Date.now() - lastRenew >= this.#renewMs) {
         break;
       }
     }
     if (signal.aborted && this.#leader) await this.#release();
+    this.#steppedDown = true;
     this.#leader = false;
     this.#log.info('stopped leading');
     this.#opts.onStoppedLeading?.();
+  }
+
+  /**
+   * The attempt's result, or false once `deadline` passes first: a renewal hanging on a slow API
+   * server must not keep this replica leading past the renew deadline (client-go bounds it the same way).
+   */
+  async #beforeDeadline(attempt: Promise<boolean>, deadline: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      return await Promise.race([attempt, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** One try to acquire or renew; false when another holder owns an unexpired lease or a write lost a race. */
