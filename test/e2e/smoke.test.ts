@@ -1,6 +1,6 @@
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { applyCrd, type CrdManifest, createNamespace, e2eKubeConfig, expectHttpError, httpStatusOf, mergePatch, waitFor } from './helpers/index.ts';
+import { applyCrd, type CrdManifest, createNamespace, namespacedCrd, e2eKubeConfig, expectHttpError, httpStatusOf, mergePatch, waitFor } from './helpers/index.ts';
 
 // What okt relies on from a real API server, checked against the control plane of this run.
 
@@ -8,40 +8,17 @@ const group = 'smoke.okt.dev';
 const version = 'v1';
 const plural = 'widgets';
 
-const crd: CrdManifest = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${group}` },
+const crd: CrdManifest = namespacedCrd({ group, version, kind: 'Widget', plural }, {
   spec: {
-    group,
-    scope: 'Namespaced',
-    names: { plural, singular: 'widget', kind: 'Widget' },
-    versions: [
-      {
-        name: version,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                required: ['desiredState'],
-                properties: { desiredState: { type: 'string', enum: ['Running', 'Stopped'] } },
-              },
-              status: {
-                type: 'object',
-                properties: { state: { type: 'string' }, observedGeneration: { type: 'integer' } },
-              },
-            },
-          },
-        },
-      },
-    ],
+    type: 'object',
+    required: ['desiredState'],
+    properties: { desiredState: { type: 'string', enum: ['Running', 'Stopped'] } },
   },
-};
+  status: {
+    type: 'object',
+    properties: { state: { type: 'string' }, observedGeneration: { type: 'integer' } },
+  },
+});
 
 interface Widget {
   apiVersion: string;

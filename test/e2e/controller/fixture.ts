@@ -1,31 +1,13 @@
 import { KubeTransport, type KubeObject, type ResourceRef } from '../../../src/kube/transport/index.ts';
-import { applyCrd, e2eKubeConfig, type CrdManifest } from '../helpers/index.ts';
+import { applyCrd, e2eKubeConfig, namespacedCrd, type CrdManifest } from '../helpers/index.ts';
 
 /** A small namespaced CRD with a status subresource, under a group of the test's choosing. */
 export function gadgetCrd(group: string): { manifest: CrdManifest; resource: ResourceRef } {
   const plural = 'gadgets';
-  const manifest: CrdManifest = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural, singular: 'gadget', kind: 'Gadget' },
-      versions: [{
-        name: 'v1', served: true, storage: true, subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { desiredState: { type: 'string' } } },
-              status: { type: 'object', properties: { state: { type: 'string' }, transitions: { type: 'integer' } } },
-            },
-          },
-        },
-      }],
-    },
-  };
+  const manifest = namespacedCrd({ group, version: 'v1', kind: 'Gadget', plural }, {
+    spec: { type: 'object', properties: { desiredState: { type: 'string' } } },
+    status: { type: 'object', properties: { state: { type: 'string' }, transitions: { type: 'integer' } } },
+  });
   return { manifest, resource: { group, version: 'v1', plural } };
 }
 

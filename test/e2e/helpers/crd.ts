@@ -73,3 +73,27 @@ export async function deleteCrd(kc: KubeConfig, name: string): Promise<void> {
     if (httpStatusOf(error) !== 404) throw error;
   }
 }
+
+/** A namespaced CRD of one served version with a status subresource and the given spec and status schemas. */
+export function namespacedCrd(names: { group: string; version: string; kind: string; plural: string }, schemas: { spec: object; status: object }): CrdManifest {
+  const { group, version, kind, plural } = names;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural, singular: kind.toLowerCase(), kind },
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: schemas.spec, status: schemas.status } } },
+        },
+      ],
+    },
+  };
+}
