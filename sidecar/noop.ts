@@ -3,15 +3,23 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Graph } from '../src/graph/index.ts';
 import { parseSidecarConfig } from './config.ts';
 import { startSidecar, type RunningSidecar } from './server.ts';
+
+const NOOP_ACTION = fileURLToPath(new URL('./noop-action.ts', import.meta.url));
 
 export interface NoopSidecarOptions {
   /** Every node of this graph that has an action gets the no-op one (`true`). */
   graph: Graph;
   /** Nodes whose action hangs instead (`sleep 3600`), to catch the operator mid-action. */
   hang?: readonly string[];
+  /**
+   * `command` (default): each action spawns `true`, as a real application's would; `module`: an
+   * in-process function, so that what is measured is the operator and the sidecar, not process spawns.
+   */
+  actions?: 'command' | 'module';
   /** 0 (default) picks a free port. */
   port?: number;
   /** The bearer token (default: a fixed test token), for a caller that needs it before the sidecar runs. */
@@ -41,7 +49,9 @@ export async function startNoopSidecar(options: NoopSidecarOptions): Promise<Noo
   const nodes: Record<string, unknown> = {};
   for (const name of options.graph.nodeNames) {
     if (!options.graph.node(name).hasAction) continue;
-    nodes[name] = { command: { argv: options.hang?.includes(name) ? ['sleep', '3600'] : ['true'] }, onSuccess: [] };
+    const hangs = options.hang?.includes(name) ?? false;
+    const action = options.actions === 'module' && !hangs ? { module: { path: NOOP_ACTION } } : { command: { argv: hangs ? ['sleep', '3600'] : ['true'] } };
+    nodes[name] = { ...action, onSuccess: [] };
   }
   const config: Record<string, unknown> = {
     listen: { host: '127.0.0.1', port: options.port ?? 0 },
