@@ -95,7 +95,6 @@ export const REASONS = {
   invalidSpec: 'InvalidSpec',
   paused: 'Paused',
   backpressure: 'EventsBackpressure',
-  deleting: 'Deleting',
   entered: 'Entered',
   left: 'Left',
 } as const;
