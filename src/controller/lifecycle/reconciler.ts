@@ -1,6 +1,5 @@
 import type { Graph } from '../../graph/index.ts';
 import { createPlanner } from '../../plan/index.ts';
-import { compileGraph } from '../../machine/index.ts';
 import { conditionSchema } from '../../kube/conditions.ts';
 import {
   LIFECYCLE_FINALIZER,
@@ -99,10 +98,8 @@ export class LifecycleController {
 
   constructor(options: LifecycleControllerOptions) {
     this.#options = options;
-    const planner = createPlanner(options.graph);
-    planner.precompute();
-    compileGraph(options.graph);
-    this.#model = { graph: options.graph, planner };
+    // The planner's tables and the decision table are built on first use, then cached.
+    this.#model = { graph: options.graph, planner: createPlanner(options.graph) };
     const { group, version } = options.resource;
     this.#apiVersion = group === '' ? version : `${group}/${version}`;
     this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {});
