@@ -7,8 +7,10 @@
 // 5. operator heap per watched CR after GC, at 1,000 and 5,000 CRs against an empty cache.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { tmpdir } from 'node:os';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -16,7 +18,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
 import { databaseGraph } from '../graphs/database.ts';
 import { startControlPlane } from '../src/cluster/index.ts';
-import { createLogger } from '../src/controller/index.ts';
+import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { step } from '../src/controller/lifecycle/step.ts';
 import { createPlanner } from '../src/plan/index.ts';
@@ -160,9 +162,9 @@ class ReadinessTracker {
   #pending = new Set<string>();
   #resolve: (() => void) | undefined;
 
-  constructor(operator: RunningOperator) {
+  constructor(informer: Pick<Informer<KubeObject>, 'addHandler'>) {
     const check = (obj: KubeObject) => this.#check(obj as Database);
-    operator.lifecycle.informer.addHandler({ onAdd: check, onUpdate: (_old, obj) => check(obj) });
+    informer.addHandler({ onAdd: check, onUpdate: (_old, obj) => check(obj) });
   }
 
   expect(names: Iterable<string>, desired: string, timeoutMs: number): Promise<void> {
@@ -246,7 +248,7 @@ async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT
   const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
   const operator = await operatorFor(bench, namespace);
   try {
-    const tracker = new ReadinessTracker(operator);
+    const tracker = new ReadinessTracker(operator.lifecycle.informer);
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
     const start = performance.now();
@@ -295,6 +297,52 @@ async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT
 }
 
 /**
+ * 6. Scale-out: `count` CRs walked Running -> End by 1 and by 2 operator processes (`okt run --shard
+ * i/N`), readiness seen by an informer of the bench. Transitions per second of the walk.
+ */
+async function shardedWalk(bench: Bench, count: number, shards: number): Promise<{ perSecond: number; raw: number }> {
+  const namespace = `e2e-shards-${shards}-${count}`;
+  await createNamespace(bench.raw, namespace);
+  const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-shards-'));
+  const tokenFile = path.join(dir, 'token');
+  writeFileSync(tokenFile, bench.sidecar.token);
+  const transport = await KubeTransport.fromKubeConfig(bench.kc);
+  const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
+  const tracker = new ReadinessTracker(informer);
+  informer.start();
+  const operators: ChildProcess[] = Array.from({ length: shards }, (_, i) =>
+    spawn(process.execPath, [
+      fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
+      '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
+      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', '-1', '--log-level', 'warn',
+      '--sidecar-url', bench.sidecar.url, '--sidecar-token-file', tokenFile,
+    ], { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
+  );
+  try {
+    await informer.waitForSync();
+    const names = Array.from({ length: count }, (_, i) => crName(i));
+    const timeoutMs = 60_000 + count * 300;
+    let ready = tracker.expect(names, 'Running', timeoutMs);
+    await createDatabases(bench.raw, namespace, count);
+    await ready;
+    const start = performance.now();
+    ready = tracker.expect(names, 'End', timeoutMs);
+    await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
+    await ready;
+    const perSecond = (count * MULTI_HOP.transitions) / ((performance.now() - start) / 1000);
+    for (const operator of operators) operator.kill('SIGTERM');
+    const rawAfter = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
+    return { perSecond, raw: (rawBefore + rawAfter) / 2 };
+  } finally {
+    for (const operator of operators) operator.kill('SIGKILL');
+    await informer.stop();
+    await transport.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * 4. Spec change (the patch sent) -> the transition CloudEvent at a loopback receiver: one CR moving
  * alone (the operator's own delay), then 100 CRs moving at once (one sample per CR per step).
  */
@@ -318,7 +366,7 @@ async function eventLatency(bench: Bench): Promise<{ alone: number[]; together: 
   });
   const operator = await operatorFor(bench, namespace, { sink: receiver.url });
   try {
-    const tracker = new ReadinessTracker(operator);
+    const tracker = new ReadinessTracker(operator.lifecycle.informer);
     const move = async (names: string[], desired: string) => {
       // The previous step's events out first: each sample then measures one step alone.
       await waitFor('every committed event delivered', async () => allDelivered(operator) || undefined, { timeoutMs: 60_000, intervalMs: 20 });
@@ -478,6 +526,14 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
     figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
     console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
+    // 6. Scale-out: the same walk by one operator process and by two shards of it.
+    const shardCount = Math.min(1000, Math.max(...SIZES));
+    const one = await shardedWalk(bench, shardCount, 1);
+    const two = await shardedWalk(bench, shardCount, 2);
+    figures['e2e.shards_1_transitions_per_s'] = fixed(one.perSecond, 1);
+    figures['e2e.shards_2_transitions_per_s'] = fixed(two.perSecond, 1);
+    figures['e2e.shards_2_vs_1_ratio'] = fixed(two.perSecond / one.perSecond, 3);
+    console.log(`\n${shardCount} CRs Running -> End, operators as processes: 1 shard ${one.perSecond.toFixed(1)} transitions/s (raw ${one.raw.toFixed(0)}/s), 2 shards ${two.perSecond.toFixed(1)} transitions/s (raw ${two.raw.toFixed(0)}/s): 2 vs 1 = ${(two.perSecond / one.perSecond).toFixed(2)}`);
     console.log(`\ncores used during the steady walk (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
     console.table(walks.map((w) => Object.fromEntries([['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
     console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, no-op module actions`);
