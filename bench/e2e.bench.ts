@@ -4,7 +4,8 @@
 // 2. transitions per second for 100 and 1,000 CRs walking Start>Running>Servicing>Running>Stopping;
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
 // 4. spec change -> transition CloudEvent at a loopback receiver, p50/p99, 100 CRs moving at once;
-// 5. operator heap per watched CR after GC, at 1,000 and 5,000 CRs against an empty cache.
+// 5. operator heap per watched CR after GC, at 1,000 and 5,000 CRs against an empty cache;
+// 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
