@@ -190,3 +190,15 @@ export const arbRawRequest = fc.oneof(
     [`GET /${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
   ),
 );
+
+/** Broken framing on raw sockets to `port`: each answer, when one comes, is a 4xx problem (a closed connection is fine too). */
+export async function assertRawFramingRefused(port: number, counts: InputCounts, numRuns = 120): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(arbRawRequest, async (chunks) => {
+      counts.add('raw: broken framing');
+      const answer = await rawExchange(port, chunks, { timeoutMs: 1_000 });
+      if (answer.status !== undefined) expectProblemAnswer(answer, JSON.stringify(chunks.map(String)).slice(0, 200));
+    }),
+    { numRuns },
+  );
+}
