@@ -57,6 +57,8 @@ function requestKey(graph: string, node: string, params: Record<string, string>)
 
 export class OperationManager {
   private readonly entries = new Map<string, Entry>();
+  /** Ids of the operations not finished, in start order: every start and observation asks, so no scan of all entries. */
+  private readonly activeIds = new Set<string>();
   private readonly finishedOrder: string[] = [];
   private readonly config: SidecarConfig;
   private readonly journal: Journal;
@@ -115,9 +117,8 @@ export class OperationManager {
   }
 
   active(graph?: string): string[] {
-    return [...this.entries.values()]
-      .filter((e) => !isTerminal(e.op.phase) && (graph === undefined || e.op.graph === graph))
-      .map((e) => e.op.id);
+    const ids = [...this.activeIds];
+    return graph === undefined ? ids : ids.filter((id) => this.entries.get(id)?.op.graph === graph);
   }
 
   defaultGraph(): string | undefined {
@@ -188,6 +189,7 @@ export class OperationManager {
       await accepted;
     } catch (error) {
       this.entries.delete(id);
+      this.activeIds.delete(id);
       entry.markDone();
       throw error;
     }
@@ -223,7 +225,7 @@ export class OperationManager {
   /** Stops the running actions without journaling an end: the next start treats them as interrupted. */
   async close(): Promise<void> {
     this.closing = true;
-    const running = [...this.entries.values()].filter((e) => !isTerminal(e.op.phase));
+    const running = [...this.activeIds].map((id) => this.entries.get(id) as Entry);
     for (const entry of running) {
       entry.abort ??= new AbortController();
       entry.abort.abort(new Error('sidecar shutting down'));
@@ -237,6 +239,7 @@ export class OperationManager {
     const done = new Promise<void>((resolve) => (markDone = resolve));
     const entry: Entry = { op, requestKey: key, accepted, done, markDone, abort: undefined };
     this.entries.set(op.id, entry);
+    if (!isTerminal(op.phase)) this.activeIds.add(op.id);
     return entry;
   }
 
@@ -269,6 +272,7 @@ export class OperationManager {
 
   private markFinished(entry: Entry): void {
     entry.abort = undefined;
+    this.activeIds.delete(entry.op.id);
     entry.markDone();
     this.finishedOrder.push(entry.op.id);
     // Old operations stay known (never run twice) but lose their output tail, to bound memory.
