@@ -6,9 +6,11 @@
 // 4. spec change (patch sent; patch acknowledged) -> transition CloudEvent at a loopback receiver,
 //    p50/p99, one CR alone and 100 CRs moving at once;
 // 5. operator heap per watched CR after GC, at 1,000 and 5,000 CRs against an empty cache;
-// 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards.
+// 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards;
+// 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`).
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
-// OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS.
+// OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
+// OKT_BENCH_E2E_PROFILE.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -84,6 +86,13 @@ class RawApi {
     this.#pool = new Pool(settings.origin, { connections, allowH2: false, connect: { ...settings.tls, keepAlive: true } });
     this.#headers = { ...settings.headers, accept: 'application/json' };
     this.#prefix = settings.pathPrefix;
+  }
+
+  async get(path: string): Promise<Buffer> {
+    const response = await this.#pool.request({ path: this.#prefix + path, method: 'GET', headers: this.#headers });
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    if (response.statusCode >= 300) throw new Error(`GET ${path}: ${response.statusCode} ${bytes.toString('utf8', 0, 300)}`);
+    return bytes;
   }
 
   async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
@@ -415,6 +424,58 @@ async function eventLatency(bench: Bench): Promise<{ alone: LatencySamples; toge
   }
 }
 
+/** Cost centers of kube-apiserver 1.20 in a status patch of a CR: a label and the function whose cumulative share it is. */
+const API_SERVER_COST_CENTERS = [
+  ['update', 'the whole update: read, patch, decode, validate, encode, write to etcd', 'etcd3.(*store).GuaranteedUpdate'],
+  ['schema_decode', 'decoding with the CRD schema (metadata, managedFields included, coerced)', 'apiserver.schemaCoercingDecoder.Decode'],
+  ['managed_fields_update', 'managedFields: the field manager', 'fieldmanager.(*FieldManager).UpdateNoErrors'],
+  ['managed_fields_read', 'managedFields: read out of the object', 'unstructured.(*Unstructured).GetManagedFields'],
+  ['merge_patch', 'the JSON merge patch itself', 'json-patch.doMergePatch'],
+  ['validation', 'OpenAPI schema validation', 'validation.ValidateCustomResource'],
+  ['encode', 'encoding the object for etcd', 'versioning.(*codec).Encode'],
+  ['watch_decode', 'watch: decoding each change coming back from etcd', 'etcd3.(*watchChan).transform'],
+  ['gc', 'garbage collection', 'runtime.gcBgMarkWorker'],
+] as const;
+
+/**
+ * 7. A CPU profile of kube-apiserver (its /debug/pprof) while raw status patches run, read with
+ * `go tool pprof`: the share of the API server's CPU in each cost center. Undefined without `go`.
+ */
+async function apiServerProfile(bench: Bench, seconds: number): Promise<Record<string, number> | undefined> {
+  const go = await execFileAsync('go', ['version']).then(() => true, () => false);
+  if (!go) {
+    console.log('\nno `go` on PATH: no profile of the API server (provisioning installs it; see okt cluster provision)');
+    return undefined;
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-pprof-'));
+  try {
+    const [profile] = await Promise.all([
+      bench.raw.get(`/debug/pprof/profile?seconds=${seconds}`),
+      rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, seconds + 1),
+    ]);
+    const file = path.join(dir, 'kube-apiserver.pprof');
+    writeFileSync(file, profile);
+    const { stdout } = await execFileAsync('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=2000', file], { maxBuffer: 16 << 20 });
+    // Rows: flat flat% sum% cum cum% name
+    const cumShare = new Map<string, number>();
+    for (const line of stdout.split('\n')) {
+      const columns = line.trim().split(/\s+/);
+      if (columns.length >= 6 && columns[4]?.endsWith('%')) cumShare.set(columns.slice(5).join(' '), Number.parseFloat(columns[4]) / 100);
+    }
+    const shares: Record<string, number> = {};
+    const rows = API_SERVER_COST_CENTERS.map(([key, label, fn]) => {
+      const share = [...cumShare].find(([name]) => name.endsWith(fn))?.[1] ?? 0;
+      shares[`e2e.apiserver_cpu_share_${key}`] = fixed(share, 3);
+      return { 'cost center': label, 'share of the API server CPU': `${(share * 100).toFixed(1)}%` };
+    });
+    console.log(`\nkube-apiserver CPU during ${seconds} s of raw status patches (64 at once), by cost center (cumulative, they overlap):`);
+    console.table(rows);
+    return shares;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function allDelivered(operator: RunningOperator): boolean {
   return operator.lifecycle.informer.store.list().every((obj) => operator.events.delivered(obj.metadata.uid ?? '') >= ((obj as Database).status?.sequence ?? 0));
 }
@@ -518,6 +579,8 @@ export async function run(): Promise<Record<string, number>> {
     const rawSerial = await rawPatchRate(raw, RAW_NAMESPACE, 1, SECONDS);
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
     const sidecarOps = await sidecarRate(sidecar, SIDECAR_OPERATIONS);
+    // 7.
+    if (process.env.OKT_BENCH_E2E_PROFILE === '1') Object.assign(figures, await apiServerProfile(bench, 10));
     figures['e2e.sidecar_noop_operations_per_s'] = fixed(sidecarOps);
 
     // 2. and 3.
