@@ -1,7 +1,8 @@
 // The operator end to end, against a control plane started here (etcd + kube-apiserver on loopback)
 // and a real in-process sidecar whose actions are no-op module functions raising nothing (every node rests):
 // 1. the practical limit: raw status merge patches per second to the same API server, same run;
-// 2. transitions per second for 100, 1,000 and 5,000 CRs walking Start>Running>Servicing>Running>Stopping;
+// 2. transitions per second for 100, 1,000 and 5,000 CRs walking Start>Running>Servicing>Running>Stopping,
+//    then Running -> End in one spec edit, then a chain of nine transitions per spec edit;
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
 // 4. spec change (patch sent; patch acknowledged) -> transition CloudEvent at a loopback receiver,
 //    p50/p99, one CR alone and 100 CRs moving at once;
@@ -21,9 +22,10 @@ import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
 import { databaseGraph } from '../graphs/database.ts';
+import { loadGraph, type Graph } from '../src/graph/index.ts';
 import { startControlPlane } from '../src/cluster/index.ts';
 import { createLogger, Informer } from '../src/controller/index.ts';
-import { startOperator, type RunningOperator } from '../src/controller/lifecycle/index.ts';
+import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { step } from '../src/controller/lifecycle/step.ts';
 import { createPlanner } from '../src/plan/index.ts';
 import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
@@ -37,18 +39,48 @@ import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
 
 const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
+const CHAINS = { group: 'okt.dev', version: 'v1alpha1', plural: 'chains', kind: 'Chain' } as const;
+/** Start -> Step1 -> ... -> Step8 -> End: eight nodes with (no-op) actions between the entry and a leaf. */
+const CHAIN_STEPS = 8;
+const chainGraph = loadGraph({
+  name: 'chain',
+  description: 'A line of steps: one spec edit walks it from Start to End.',
+  entry: 'Start',
+  nodes: Object.fromEntries([
+    ['Start', { children: ['Step1'] }],
+    ...Array.from({ length: CHAIN_STEPS }, (_, i) => [`Step${i + 1}`, { children: [i + 1 === CHAIN_STEPS ? 'End' : `Step${i + 2}`] }]),
+    ['End', {}],
+  ]),
+});
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
-/** A walk after creation (created with desiredState Running): its spec edits, and the transitions they take. */
+/** A walk: the desired node CRs are created with (and the transitions that takes), then its spec edits and the transitions they take. */
 interface Walk {
   id: string;
+  created: string;
+  createdTransitions: number;
   steps: readonly string[];
   transitions: number;
 }
 /** One node per spec edit, each node with an action: a commit write and a Ready write per transition. */
-const ONE_NODE_PER_EDIT: Walk = { id: 'walk', steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
+const ONE_NODE_PER_EDIT: Walk = { id: 'walk', created: 'Running', createdTransitions: 1, steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
 /** Running -> End in one spec edit: two transitions; the middle node's completion rides on the next commit. */
-const MULTI_HOP: Walk = { id: 'multihop', steps: ['End'], transitions: 2 };
+const MULTI_HOP: Walk = { id: 'multihop', created: 'Running', createdTransitions: 1, steps: ['End'], transitions: 2 };
+/**
+ * The chain, Start -> End in one spec edit: nine transitions, each step's completion riding on the next
+ * commit, the leaf Ready in its own: what a walk costs when transitions, not spec edits, dominate.
+ */
+const CHAIN: Walk = { id: 'chain', created: 'Start', createdTransitions: 0, steps: ['End'], transitions: CHAIN_STEPS + 1 };
+
+/** A graph the bench walks: its CRs, a sidecar with no-op actions for it, a namespace of CRs for raw patches. */
+interface Subject {
+  graph: Graph;
+  resource: LifecycleResourceRef;
+  sidecar: NoopSidecar;
+  rawNamespace: string;
+  /** A node one transition from the entry: the raw patches carry the status of that transition. */
+  firstHop: string;
+}
 const WALK = ONE_NODE_PER_EDIT.steps;
 const CONCURRENCY = 64;
 const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 5);
@@ -57,7 +89,6 @@ const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
 const LATENCY_CRS = 100;
-const RAW_NAMESPACE = 'e2e-raw';
 const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
 const LATENCY_ALONE = 20;
@@ -130,19 +161,20 @@ async function createNamespace(raw: RawApi, name: string): Promise<void> {
   await raw.send('POST', resourcePath(NAMESPACES, undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
-async function createDatabases(raw: RawApi, namespace: string, count: number, desiredState = 'Running', finalizers?: string[]): Promise<void> {
-  await inParallel(count, CONCURRENCY, (i) => raw.send('POST', dbPath(namespace), {
-    apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind,
+/** `count` CRs of `resource` (databases by default), created with `desiredState` (Running by default). */
+async function createResources(raw: RawApi, namespace: string, count: number, { desiredState = 'Running', finalizers, resource = RESOURCE }: { desiredState?: string; finalizers?: string[]; resource?: LifecycleResourceRef } = {}): Promise<void> {
+  await inParallel(count, CONCURRENCY, (i) => raw.send('POST', resourcePath(resource, namespace), {
+    apiVersion: `${resource.group}/${resource.version}`, kind: resource.kind,
     // Keep: a CR walked to End stays (the default would delete it), so every walk ends on a Ready CR.
     metadata: finalizers ? { name: crName(i), finalizers } : { name: crName(i) }, spec: { desiredState, onLeaf: 'Keep' },
   }));
 }
 
-/** The status the operator writes for Start -> Running (what a transition write carries), from the pure step. */
-function transitionStatus(): LifecycleStatus {
+/** The status the operator writes for the subject's first transition (what a transition write carries), from the pure step. */
+function transitionStatus(subject: Subject): LifecycleStatus {
   const effects = step({
-    model: { graph: databaseGraph, planner: createPlanner(databaseGraph) },
-    resource: { uid: '00000000-0000-0000-0000-000000000000', generation: 1, deleting: false, spec: { desiredState: 'Running' }, status: undefined },
+    model: { graph: subject.graph, planner: createPlanner(subject.graph) },
+    resource: { uid: '00000000-0000-0000-0000-000000000000', generation: 1, deleting: false, spec: { desiredState: subject.firstHop }, status: undefined },
     sidecar: { kind: 'answered', observedEvents: [] },
     delivered: 0,
     now: new Date().toISOString(),
@@ -151,16 +183,16 @@ function transitionStatus(): LifecycleStatus {
   return effects.status as LifecycleStatus;
 }
 
-/** 1. Status merge patches per second, `loops` loops each on its own CR, for SECONDS. */
-async function rawPatchRate(raw: RawApi, namespace: string, loops: number, seconds: number): Promise<number> {
-  const status = transitionStatus();
+/** 1. Status merge patches per second to the subject's raw CRs, `loops` loops each on its own CR, for `seconds`. */
+async function rawPatchRate(raw: RawApi, subject: Subject, loops: number, seconds: number): Promise<number> {
+  const status = transitionStatus(subject);
   let done = 0;
   const deadline = performance.now() + seconds * 1000;
   const start = performance.now();
   await Promise.all(Array.from({ length: loops }, async (_, w) => {
     for (let i = 1; performance.now() < deadline; i += 1) {
       // Every patch changes something: an unchanged object is not written to etcd at all.
-      await raw.send('PATCH', dbPath(namespace, crName(w), 'status'), { status: { ...status, transition: i } });
+      await raw.send('PATCH', resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status'), { status: { ...status, transition: i } });
       done += 1;
     }
   }));
@@ -206,18 +238,19 @@ interface Bench {
   /** This process (operator, sidecar, bench client) and the control plane's processes. */
   pids: { name: string; pid: number }[];
   raw: RawApi;
-  sidecar: NoopSidecar;
+  database: Subject;
+  chain: Subject;
 }
 
-function operatorFor(bench: Bench, namespace: string, extra: { sink?: string } = {}): Promise<RunningOperator> {
+function operatorFor(bench: Bench, subject: Subject, namespace: string, extra: { sink?: string } = {}): Promise<RunningOperator> {
   return startOperator({
     kubeConfig: bench.kc,
-    graph: databaseGraph,
-    resource: RESOURCE,
+    graph: subject.graph,
+    resource: subject.resource,
     namespace,
     workers: WORKERS,
     connections: CONNECTIONS,
-    sidecar: { url: bench.sidecar.url, token: bench.sidecar.token },
+    sidecar: { url: subject.sidecar.url, token: subject.sidecar.token },
     // No sink: events count as delivered once committed (the sink's cost is measured in 4.).
     events: extra.sink === undefined ? {} : { sink: extra.sink },
     health: false,
@@ -238,8 +271,10 @@ interface WalkFigures {
   crs: number;
   /** Raw status patches per second at concurrency 64: the mean of the runs right before and after the walk. */
   raw: number;
+  /** Every transition of the walk, creation included (checked against the sum of status.transition). */
   transitions: number;
   seconds: number;
+  /** Transitions per second while the spec edits drive them: from the first edit to the last CR Ready. */
   perSecond: number;
   steadyTransitions: number;
   steadySeconds: number;
@@ -251,20 +286,20 @@ interface WalkFigures {
   errors: number;
 }
 
-/** 2. and 3. `count` CRs created at Running, then walked through `route`'s spec edits, all at once. */
-async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT): Promise<WalkFigures> {
+/** 2. and 3. `count` CRs of the subject created at `route.created`, then walked through its spec edits, all at once. */
+async function walk(bench: Bench, subject: Subject, count: number, route: Walk): Promise<WalkFigures> {
   const namespace = `e2e-${route.id}-${count}`;
   await createNamespace(bench.raw, namespace);
   // The machine is shared and its load drifts: the baseline is measured right before and right after.
-  const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
-  const operator = await operatorFor(bench, namespace);
+  const rawBefore = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
+  const operator = await operatorFor(bench, subject, namespace);
   try {
     const tracker = new ReadinessTracker(operator.lifecycle.informer);
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
     const start = performance.now();
-    let ready = tracker.expect(names, 'Running', timeoutMs);
-    await createDatabases(bench.raw, namespace, count);
+    let ready = tracker.expect(names, route.created, timeoutMs);
+    await createResources(bench.raw, namespace, count, { desiredState: route.created, resource: subject.resource });
     await ready;
     // The steady state: the finalizer and first-sight writes are behind; every CR rests, Ready.
     const before = operator.transport.counters.snapshot();
@@ -273,7 +308,7 @@ async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT
     const reconcilesBefore = await reconcileCounts(operator);
     for (const desired of route.steps) {
       ready = tracker.expect(names, desired, timeoutMs);
-      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: desired } }));
+      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(subject.resource, namespace, crName(i)), { spec: { desiredState: desired } }));
       await ready;
     }
     const seconds = (performance.now() - start) / 1000;
@@ -283,17 +318,17 @@ async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT
     const reconcilesAfter = await reconcileCounts(operator);
     let transitions = 0;
     for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
-    const expected = count * (1 + route.transitions);
+    const expected = count * (route.createdTransitions + route.transitions);
     if (transitions !== expected) throw new Error(`expected ${expected} transitions, status.transition sums to ${transitions}`);
     const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
     await operator.stop();
-    const rawAfter = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
+    const rawAfter = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
     return {
       raw: (rawBefore + rawAfter) / 2,
       crs: count,
       transitions,
       seconds,
-      perSecond: transitions / seconds,
+      perSecond: (count * route.transitions) / steadySeconds,
       steadyTransitions: count * route.transitions,
       steadySeconds,
       cpu,
@@ -314,10 +349,10 @@ async function walk(bench: Bench, count: number, route: Walk = ONE_NODE_PER_EDIT
 async function shardedWalk(bench: Bench, count: number, shards: number): Promise<{ perSecond: number; raw: number }> {
   const namespace = `e2e-shards-${shards}-${count}`;
   await createNamespace(bench.raw, namespace);
-  const rawBefore = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
+  const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-shards-'));
   const tokenFile = path.join(dir, 'token');
-  writeFileSync(tokenFile, bench.sidecar.token);
+  writeFileSync(tokenFile, bench.database.sidecar.token);
   const transport = await KubeTransport.fromKubeConfig(bench.kc);
   const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
   const tracker = new ReadinessTracker(informer);
@@ -327,7 +362,7 @@ async function shardedWalk(bench: Bench, count: number, shards: number): Promise
       fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
       '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
       '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', '-1', '--log-level', 'warn',
-      '--sidecar-url', bench.sidecar.url, '--sidecar-token-file', tokenFile,
+      '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', tokenFile,
     ], { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
   );
   try {
@@ -335,7 +370,7 @@ async function shardedWalk(bench: Bench, count: number, shards: number): Promise
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
     let ready = tracker.expect(names, 'Running', timeoutMs);
-    await createDatabases(bench.raw, namespace, count);
+    await createResources(bench.raw, namespace, count);
     await ready;
     const start = performance.now();
     ready = tracker.expect(names, 'End', timeoutMs);
@@ -343,7 +378,7 @@ async function shardedWalk(bench: Bench, count: number, shards: number): Promise
     await ready;
     const perSecond = (count * MULTI_HOP.transitions) / ((performance.now() - start) / 1000);
     for (const operator of operators) operator.kill('SIGTERM');
-    const rawAfter = await rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, SECONDS);
+    const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
     return { perSecond, raw: (rawBefore + rawAfter) / 2 };
   } finally {
     for (const operator of operators) operator.kill('SIGKILL');
@@ -383,7 +418,7 @@ async function eventLatency(bench: Bench): Promise<{ alone: LatencySamples; toge
       if (eventAt.size === sent.size) arrived?.();
     },
   });
-  const operator = await operatorFor(bench, namespace, { sink: receiver.url });
+  const operator = await operatorFor(bench, bench.database, namespace, { sink: receiver.url });
   try {
     const tracker = new ReadinessTracker(operator.lifecycle.informer);
     const move = async (names: string[], desired: string) => {
@@ -408,7 +443,7 @@ async function eventLatency(bench: Bench): Promise<{ alone: LatencySamples; toge
     };
     const names = Array.from({ length: LATENCY_CRS }, (_, i) => crName(i));
     const ready = tracker.expect(names, 'Running', 120_000);
-    await createDatabases(bench.raw, namespace, LATENCY_CRS);
+    await createResources(bench.raw, namespace, LATENCY_CRS);
     await ready;
     for (const name of names.slice(0, LATENCY_ALONE)) {
       await move([name], 'Servicing');
@@ -451,7 +486,7 @@ async function apiServerProfile(bench: Bench, seconds: number): Promise<Record<s
   try {
     const [profile] = await Promise.all([
       bench.raw.get(`/debug/pprof/profile?seconds=${seconds}`),
-      rawPatchRate(bench.raw, RAW_NAMESPACE, CONCURRENCY, seconds + 1),
+      rawPatchRate(bench.raw, bench.database, CONCURRENCY, seconds + 1),
     ]);
     const file = path.join(dir, 'kube-apiserver.pprof');
     writeFileSync(file, profile);
@@ -483,7 +518,7 @@ function allDelivered(operator: RunningOperator): boolean {
 /** 5. The heap after GC of a fresh operator process with `count` CRs of `namespace` in its cache, reconciled once. */
 async function operatorHeap(bench: Bench, namespace: string, count: number): Promise<{ heapUsed: number; writes: number }> {
   const script = fileURLToPath(new URL('./operator-heap.ts', import.meta.url));
-  const { stdout } = await execFileAsync(process.execPath, ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.sidecar.url, bench.sidecar.token], { maxBuffer: 1 << 20 });
+  const { stdout } = await execFileAsync(process.execPath, ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.database.sidecar.url, bench.database.sidecar.token], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { heapUsed: number; writes: number };
 }
 
@@ -518,7 +553,7 @@ async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: n
       namespace = `e2e-mem-${count}`;
       await createNamespace(bench.raw, namespace);
       // Born with the finalizer and given the status of a walked CR: the operator only looks at each once.
-      await createDatabases(bench.raw, namespace, count, status.state, ['okt.dev/lifecycle']);
+      await createResources(bench.raw, namespace, count, { desiredState: status.state, finalizers: ['okt.dev/lifecycle'] });
       await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i), 'status'), { status }));
     }
     const setupSeconds = (performance.now() - started) / 1000;
@@ -561,22 +596,26 @@ export async function run(): Promise<Record<string, number>> {
   kc.loadFromFile(plane.kubeconfigPath);
   const raw = await RawApi.open(kc, CONCURRENCY);
   // Module actions: a no-op in the sidecar's process, so the walk measures the operator, not fork + exec.
-  const sidecar = await startNoopSidecar({ graph: databaseGraph, actions: 'module', maxActiveOperations: 256, retainOperations: 100_000 });
+  const sidecarOf = (graph: Graph) => startNoopSidecar({ graph, actions: 'module', maxActiveOperations: 256, retainOperations: 100_000 });
+  const database: Subject = { graph: databaseGraph, resource: RESOURCE, sidecar: await sidecarOf(databaseGraph), rawNamespace: 'e2e-raw', firstHop: 'Running' };
+  const chain: Subject = { graph: chainGraph, resource: CHAINS, sidecar: await sidecarOf(chainGraph), rawNamespace: 'e2e-raw-chain', firstHop: 'Step1' };
   const pids = [{ name: 'okt (operator, sidecar, bench)', pid: process.pid }, ...plane.processes.map((p) => ({ name: p.name, pid: p.pid }))];
-  const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, pids, raw, sidecar };
+  const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, pids, raw, database, chain };
+  const sidecar = database.sidecar;
   const figures: Record<string, number> = {};
   try {
     const setup = await KubeTransport.fromKubeConfig(kc);
-    const crd = generateCrd(databaseGraph, RESOURCE) as KubeObject;
-    await setup.create(CRDS, undefined, crd);
-    await waitFor('the database CRD to be served', async () => (await setup.list(RESOURCE, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
+    for (const subject of [database, chain]) {
+      await setup.create(CRDS, undefined, generateCrd(subject.graph, subject.resource) as KubeObject);
+      await waitFor(`the ${subject.resource.kind} CRD to be served`, async () => (await setup.list(subject.resource, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
+      // 1.
+      await createNamespace(raw, subject.rawNamespace);
+      await createResources(raw, subject.rawNamespace, CONCURRENCY, { desiredState: subject.firstHop, resource: subject.resource });
+    }
     await setup.close();
 
-    // 1.
-    await createNamespace(raw, RAW_NAMESPACE);
-    await createDatabases(raw, RAW_NAMESPACE, CONCURRENCY);
-    await rawPatchRate(raw, RAW_NAMESPACE, 8, 1); // warm up
-    const rawSerial = await rawPatchRate(raw, RAW_NAMESPACE, 1, SECONDS);
+    await rawPatchRate(raw, database, 8, 1); // warm up
+    const rawSerial = await rawPatchRate(raw, database, 1, SECONDS);
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
     const sidecarOps = await sidecarRate(sidecar, SIDECAR_OPERATIONS);
     // 7.
@@ -586,7 +625,7 @@ export async function run(): Promise<Record<string, number>> {
     // 2. and 3.
     const walks: WalkFigures[] = [];
     for (const count of SIZES) {
-      const result = await walk(bench, count);
+      const result = await walk(bench, database, count, ONE_NODE_PER_EDIT);
       walks.push(result);
       if (count === 1000 || figures['e2e.transitions_per_s'] === undefined) {
         figures['e2e.raw_patch_per_s'] = fixed(result.raw);
@@ -600,12 +639,20 @@ export async function run(): Promise<Record<string, number>> {
       figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
     }
     // The same 1,000 CRs (or the largest size), Running -> End in one spec edit.
-    const hops = await walk(bench, Math.min(1000, Math.max(...SIZES)), MULTI_HOP);
+    const hops = await walk(bench, database, Math.min(1000, Math.max(...SIZES)), MULTI_HOP);
     figures['e2e.multihop_transitions_per_s'] = fixed(hops.perSecond, 1);
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
     figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
     console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
+    // Many transitions per spec edit: the chain.
+    const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN);
+    const ceiling = CHAIN.transitions / (CHAIN.transitions + 1); // one spec edit, then one write per transition
+    figures['e2e.chain_transitions_per_s'] = fixed(line.perSecond, 1);
+    figures['e2e.chain_raw_patch_per_s'] = fixed(line.raw);
+    figures['e2e.chain_transitions_vs_raw_patch_ratio'] = fixed(line.perSecond / line.raw, 3);
+    figures['e2e.chain_writes_per_transition'] = fixed(line.steadyWrites / line.steadyTransitions, 3);
+    console.log(`\n${line.crs} chain CRs Start -> End in one spec edit (${CHAIN.transitions} transitions each): ${line.perSecond.toFixed(1)} transitions/s against ${line.raw.toFixed(0)} raw patches/s of these CRs (${(line.perSecond / line.raw).toFixed(3)}; the ceiling is ${ceiling.toFixed(2)}); ${(line.steadyWrites / line.steadyTransitions).toFixed(3)} writes and ${(line.steadyReads / line.steadyTransitions).toFixed(3)} reads per transition`);
     // 6. Scale-out: the same walk by one operator process and by two shards of it.
     const shardCount = Math.min(1000, Math.max(...SIZES));
     const one = await shardedWalk(bench, shardCount, 1);
@@ -620,8 +667,10 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`limits: the sidecar alone ran ${sidecarOps.toFixed(0)} no-op operations/s (${CONCURRENCY} at once); raw status merge patches (undici Pool, HTTP/1.1 keep-alive) ${rawSerial.toFixed(0)}/s serially, and at concurrency ${CONCURRENCY} around each walk:`);
     console.table(walks.map((w) => ({
       CRs: w.crs,
-      transitions: w.transitions,
-      'wall s': fixed(w.seconds, 1),
+      'transitions (creation included)': w.transitions,
+      'wall s (creation included)': fixed(w.seconds, 1),
+      'spec-driven transitions': w.steadyTransitions,
+      'spec-driven s': fixed(w.steadySeconds, 1),
       'transitions/s': fixed(w.perSecond, 1),
       'raw patch/s': fixed(w.raw),
       'transitions/s vs raw': fixed(w.perSecond / w.raw, 3),
@@ -670,7 +719,8 @@ export async function run(): Promise<Record<string, number>> {
     }
     return figures;
   } finally {
-    await sidecar.close();
+    await database.sidecar.close();
+    await chain.sidecar.close();
     await raw.close();
     await plane.stop();
   }
