@@ -661,8 +661,9 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.shards_2_transitions_per_s'] = fixed(two.perSecond, 1);
     figures['e2e.shards_2_vs_1_ratio'] = fixed(two.perSecond / one.perSecond, 3);
     console.log(`\n${shardCount} CRs Running -> End, operators as processes: 1 shard ${one.perSecond.toFixed(1)} transitions/s (raw ${one.raw.toFixed(0)}/s), 2 shards ${two.perSecond.toFixed(1)} transitions/s (raw ${two.raw.toFixed(0)}/s): 2 vs 1 = ${(two.perSecond / one.perSecond).toFixed(2)}`);
-    console.log(`\ncores used during the steady walk (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
-    console.table(walks.map((w) => Object.fromEntries([['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
+    console.log(`\ncores used while spec edits drove the walks (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
+    const cpuRows: [string, WalkFigures][] = [...walks.map((w): [string, WalkFigures] => ['one node per edit', w]), ['Running -> End', hops], ['chain', line]];
+    console.table(cpuRows.map(([label, w]) => Object.fromEntries([['walk', label], ['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
     console.log(`\noperator: ${WORKERS} workers, ${CONNECTIONS} connections; sidecar in this process, no-op module actions`);
     console.log(`limits: the sidecar alone ran ${sidecarOps.toFixed(0)} no-op operations/s (${CONCURRENCY} at once); raw status merge patches (undici Pool, HTTP/1.1 keep-alive) ${rawSerial.toFixed(0)}/s serially, and at concurrency ${CONCURRENCY} around each walk:`);
     console.table(walks.map((w) => ({
