@@ -601,7 +601,6 @@ export async function run(): Promise<Record<string, number>> {
   const chain: Subject = { graph: chainGraph, resource: CHAINS, sidecar: await sidecarOf(chainGraph), rawNamespace: 'e2e-raw-chain', firstHop: 'Step1' };
   const pids = [{ name: 'okt (operator, sidecar, bench)', pid: process.pid }, ...plane.processes.map((p) => ({ name: p.name, pid: p.pid }))];
   const bench: Bench = { kc, kubeconfigPath: plane.kubeconfigPath, pids, raw, database, chain };
-  const sidecar = database.sidecar;
   const figures: Record<string, number> = {};
   try {
     const setup = await KubeTransport.fromKubeConfig(kc);
@@ -617,7 +616,7 @@ export async function run(): Promise<Record<string, number>> {
     await rawPatchRate(raw, database, 8, 1); // warm up
     const rawSerial = await rawPatchRate(raw, database, 1, SECONDS);
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
-    const sidecarOps = await sidecarRate(sidecar, SIDECAR_OPERATIONS);
+    const sidecarOps = await sidecarRate(database.sidecar, SIDECAR_OPERATIONS);
     // 7.
     if (process.env.OKT_BENCH_E2E_PROFILE === '1') Object.assign(figures, await apiServerProfile(bench, 10));
     figures['e2e.sidecar_noop_operations_per_s'] = fixed(sidecarOps);
