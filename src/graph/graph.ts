@@ -1,6 +1,6 @@
 import { GraphDefinitionError } from './problems.ts';
 import { graphDataSchema, type GraphData, type NodeData } from './schema.ts';
-import { resolveGraph, type ResolvedNode } from './validate.ts';
+import { resolveGraph, type ResolvedNode, type RetryPolicy } from './validate.ts';
 
 export interface GraphNode<S extends string = string> {
   readonly name: S;
@@ -12,6 +12,12 @@ export interface GraphNode<S extends string = string> {
   readonly isLeaf: boolean;
   /** The entry node and the leaves have no action; every other node has exactly one. */
   readonly hasAction: boolean;
+  /** How a failed action (one that raised no event) is run again; undefined: it stalls the resource. */
+  readonly retry: RetryPolicy | undefined;
+  /** Whether the running action is cancelled when the resource is deleted (else deletion waits for it). */
+  readonly cancellable: boolean;
+  /** The child deletion takes from here (`onDelete`, else the default child); undefined on a leaf. */
+  readonly deletionChild: S | undefined;
 }
 
 export interface Graph<S extends string = string> {
@@ -36,6 +42,12 @@ export interface NodeDefinition<S extends string> {
   readonly description?: string;
   /** Optional, for documentation: must agree with the rule (false on the entry and leaves, true elsewhere). */
   readonly action?: boolean;
+  /** Run a failed action again (one that raised no event): `attempts` runs in all, `backoffMs` (default 1000) before the second, doubling after (at most 5 minutes). */
+  readonly retry?: { readonly attempts: number; readonly backoffMs?: number };
+  /** Cancel the running action when the resource is deleted instead of waiting for it. Default false. */
+  readonly cancellable?: boolean;
+  /** The child deletion goes to from this node (default: the default child). */
+  readonly onDelete?: NoInfer<S>;
 }
 
 export interface GraphDefinition<S extends string> {
@@ -115,6 +127,9 @@ class ValidGraph implements Graph<string> {
           triggers: Object.freeze([...n.triggers]),
           isLeaf,
           hasAction: !isLeaf && n.name !== entry,
+          retry: n.retry === undefined ? undefined : Object.freeze({ ...n.retry }),
+          cancellable: n.cancellable,
+          deletionChild: n.deletionChild,
         });
         return [n.name, node];
       }),
@@ -140,6 +155,9 @@ class ValidGraph implements Graph<string> {
       if (node.description !== '') data.description = node.description;
       if (node.triggers.length > 0) data.triggers = [...node.triggers];
       if (!node.isLeaf) data.children = node.children.slice(node.triggers.length);
+      if (node.retry !== undefined) data.retry = { ...node.retry };
+      if (node.cancellable) data.cancellable = true;
+      if (node.deletionChild !== undefined && node.deletionChild !== node.defaultChild) data.onDelete = node.deletionChild;
       return data;
     });
     const description = this.description === '' ? {} : { description: this.description };

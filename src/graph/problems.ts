@@ -15,7 +15,10 @@ export type GraphProblemCode =
   | 'missing-action'
   | 'triggers-without-default'
   | 'invalid-name'
-  | 'reserved-name';
+  | 'reserved-name'
+  | 'policy-without-action'
+  | 'unknown-delete-child'
+  | 'deletion-cycle';
 
 /** One thing wrong with a graph definition. `path` locates it in the plain-data form. */
 export interface GraphProblem {

@@ -8,6 +8,14 @@ const nodeBody = {
   children: z.array(z.string()).optional(),
   triggers: z.array(z.string()).optional(),
   action: z.boolean().optional(),
+  retry: z
+    .strictObject({
+      attempts: z.number().int().min(1).max(100),
+      backoffMs: z.number().int().min(0).max(3_600_000).optional(),
+    })
+    .optional(),
+  cancellable: z.boolean().optional(),
+  onDelete: z.string().optional(),
 };
 
 export const nodeDataSchema = z.strictObject({ name: z.string(), ...nodeBody });

@@ -8,7 +8,20 @@ export interface ResolvedNode {
   readonly description: string;
   readonly children: readonly string[];
   readonly triggers: readonly string[];
+  readonly retry: RetryPolicy | undefined;
+  readonly cancellable: boolean;
+  /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf. */
+  readonly deletionChild: string | undefined;
 }
+
+/** Re-run a failed action that raised no event: `attempts` runs in all, `backoffMs` before the second, doubling after. */
+export interface RetryPolicy {
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+/** The first wait before a retry when a node's retry policy names none. */
+export const DEFAULT_RETRY_BACKOFF_MS = 1_000;
 
 export type Resolution =
   | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[] }
@@ -93,6 +106,9 @@ export function resolveGraph(data: GraphData): Resolution {
     }
   });
 
+  // A loop of default children that reaches no leaf at all is a trap, already reported.
+  checkPolicies(data, entry, isLeaf, report, !problems.some((p) => p.code === 'trap'));
+
   if (problems.length > 0 || entry === undefined) return { ok: false, problems };
   return {
     ok: true,
@@ -102,8 +118,58 @@ export function resolveGraph(data: GraphData): Resolution {
       description: node.description ?? '',
       children: effectiveChildren(node),
       triggers: node.triggers ?? [],
+      retry: node.retry === undefined ? undefined : { attempts: node.retry.attempts, backoffMs: node.retry.backoffMs ?? DEFAULT_RETRY_BACKOFF_MS },
+      cancellable: node.cancellable ?? false,
+      deletionChild: deletionChildOf(node),
     })),
   };
+}
+
+function deletionChildOf(node: GraphData['nodes'][number]): string | undefined {
+  return node.onDelete ?? node.children?.at(-1);
+}
+
+/**
+ * Node policies: retry and cancellable need an action; onDelete names one of the node's children; the
+ * path deletion takes (onDelete, else the default child, node after node) ends at a leaf from everywhere.
+ */
+function checkPolicies(
+  data: GraphData,
+  entry: number | undefined,
+  isLeaf: (i: number) => boolean,
+  report: (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) => void,
+  checkDeletionCycles: boolean,
+): void {
+  const index = new Map(data.nodes.map((node, i) => [node.name, i]));
+  data.nodes.forEach((node, i) => {
+    const hasAction = i !== entry && !isLeaf(i);
+    for (const policy of ['retry', 'cancellable'] as const) {
+      if (node[policy] !== undefined && !hasAction) {
+        report('policy-without-action', node.name, ['nodes', i, policy], `node "${node.name}": ${policy} applies to a node's action, and ${i === entry ? 'the entry node' : 'a leaf'} has none`);
+      }
+    }
+    if (node.onDelete !== undefined && !effectiveChildren(node).includes(node.onDelete)) {
+      report('unknown-delete-child', node.name, ['nodes', i, 'onDelete'], `node "${node.name}": onDelete "${node.onDelete}" is not one of its children`);
+    }
+  });
+  if (!checkDeletionCycles) return;
+  // Deletion follows one child per node, so from each node it is a chain: it ends at a leaf or loops.
+  const reported = new Set<string>();
+  data.nodes.forEach((start) => {
+    const chain: string[] = [];
+    let at: GraphData['nodes'][number] | undefined = start;
+    while (at !== undefined && !chain.includes(at.name)) {
+      chain.push(at.name);
+      const next = deletionChildOf(at);
+      at = next === undefined ? undefined : data.nodes[index.get(next) ?? -1];
+    }
+    if (at === undefined) return;
+    const loop = chain.slice(chain.indexOf(at.name));
+    const key = [...loop].sort().join('\n');
+    if (reported.has(key)) return;
+    reported.add(key);
+    report('deletion-cycle', at.name, ['nodes', index.get(at.name) ?? 0], `nodes ${loop.map((n) => `"${n}"`).join(' -> ')}: deletion follows each node's default child (or its onDelete) and loops here without reaching a leaf; give one of them an onDelete that leaves the loop`);
+  });
 }
 
 /** The entry node's index: the declared one, or else the only node nothing points to. */

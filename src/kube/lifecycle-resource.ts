@@ -25,6 +25,8 @@ export const lifecycleSpecSchema = z.object({
   paused: z.boolean().optional(),
   onLeaf: onLeafSchema.optional(),
   eventSink: z.url().optional(),
+  /** A change of this value runs the current node's failed action again, under a new operation id. */
+  retry: z.string().max(63).optional(),
 });
 export type LifecycleSpec = z.infer<typeof lifecycleSpecSchema>;
 
@@ -37,6 +39,18 @@ export const operationStatusSchema = z.object({
   events: z.array(z.string()).optional(),
   startedAt: z.iso.datetime().optional(),
   finishedAt: z.iso.datetime().optional(),
+  /** Why it ended, as the sidecar says (Interrupted: the sidecar stopped or forgot it while it ran). */
+  reason: z.string().optional(),
+  /** The epoch of the sidecar that holds it: a sidecar with another epoch has forgotten it. */
+  epoch: z.string().optional(),
+  /** How many times it was started (a sidecar that forgot it restarts an idempotent action); absent: 1. */
+  attempts: z.number().int().positive().optional(),
+  /** Runs of this node's action before this one at this transition (failed, then retried); absent: 0. */
+  retries: z.number().int().positive().optional(),
+  /** spec.retry when it was started: a new value runs a failed action again. */
+  retry: z.string().optional(),
+  /** spec.desiredState (or the deletion's leaf) when its failure was recorded: another one moves the resource on. */
+  desired: z.string().optional(),
 });
 export type OperationStatus = z.infer<typeof operationStatusSchema>;
 
@@ -71,6 +85,8 @@ export const lifecycleStatusSchema = z.object({
   outbox: z.array(outboxEntrySchema).optional(),
   /** The last sidecar-observed event offered to a decision (the sidecar's own sequence). */
   observedSequence: z.number().int().nonnegative().optional(),
+  /** The sidecar epoch observedSequence counts in: another epoch restarts the count. */
+  observedEpoch: z.string().optional(),
   conditions: z.array(conditionSchema),
 });
 export type LifecycleStatus = z.infer<typeof lifecycleStatusSchema>;

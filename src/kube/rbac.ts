@@ -21,8 +21,8 @@ export function operatorName(names: CrdNames): string {
 /**
  * Least-privilege RBAC for the operator of one CRD: a ServiceAccount; a ClusterRole on the custom
  * resources (they may live in any namespace), their status and finalizers; a Role on the one Lease
- * of leader election in the operator's namespace; and the two bindings. Nothing else: the operator
- * emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
+ * of leader election in the operator's namespace; `get` on namespaces (a teardown); and the two
+ * bindings. Nothing else: the operator emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
  */
 export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Record<string, unknown>[] {
   const n = resolveCrdNames(names);
@@ -37,6 +37,9 @@ export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Rec
     { apiGroups: [n.group], resources: [`${n.plural}/status`], verbs: ['get', 'patch', 'update'] },
     // Setting finalizers needs this where the OwnerReferencesPermissionEnforcement admission is on.
     { apiGroups: [n.group], resources: [`${n.plural}/finalizers`], verbs: ['update'] },
+    // Whether a deleted CR's namespace is terminating, read only while its sidecar does not answer: a
+    // namespace teardown that took the sidecar with it must not hold the CR (and the namespace) for ever.
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
   ];
   if (options.readSecrets === true) rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
   return [

@@ -22,6 +22,7 @@ describe('generateRbac', () => {
       { apiGroups: ['okt.dev'], resources: ['databases'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
       { apiGroups: ['okt.dev'], resources: ['databases/status'], verbs: ['get', 'patch', 'update'] },
       { apiGroups: ['okt.dev'], resources: ['databases/finalizers'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);
     expect(clusterRole.metadata.namespace).toBeUndefined();
     expect(role.metadata.namespace).toBe('ops');

@@ -25,7 +25,8 @@ describe('lifecycle step', () => {
     expect(sim.status?.state).toBe('Running');
     expect(sim.status?.transition).toBe(1);
     expect(sim.status?.path).toEqual(['Start', 'Running']);
-    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running' });
+    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running', epoch: 'epoch-1' });
+    expect(sim.status?.operation?.epoch).toBe('epoch-1');
     expect(conditionOf(sim, 'Start')?.status).toBe('False');
     expect(conditionOf(sim, 'Running')?.status).toBe('True');
     expect(conditionOf(sim, 'Ready')?.status).toBe('False');
@@ -63,7 +64,7 @@ describe('lifecycle step', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.reconcile({ startOperation: false }); // written, never started
     const effects = sim.reconcile({ finishRunning: false });
-    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running' });
+    expect(effects.startOperation).toEqual({ id: 'uid-1-1', node: 'Running', epoch: 'epoch-1' });
     expect(effects.status).toBeUndefined();
     expect(sim.started.get('uid-1-1')?.starts).toBe(1);
   });
@@ -142,15 +143,14 @@ describe('lifecycle step', () => {
     expect(effects.startOperation).toBeUndefined();
   });
 
-  test('deletion drives the application to the nearest leaf by the planner route, then lets the finalizer go once events are out', () => {
+  test('deletion follows the default path (Running -> Stopping -> End, not the shorter-by-priority Servicing), then lets the finalizer go once events are out', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     settle(sim);
-    sim.deleting = true;
+    sim.delete();
     settle(sim);
     expect(sim.status?.state).toBe('End');
-    // Two routes of two moves; the planner breaks the tie by child priority (Servicing before Stopping).
-    expect(sim.status?.path.slice(-3)).toEqual(['Running', ...sim.model.planner.route('Running', 'End')!]);
-    expect(sim.status?.path.slice(-3)).toEqual(['Running', 'Servicing', 'End']);
+    expect(sim.status?.path.slice(-3)).toEqual(['Running', 'Stopping', 'End']);
+    expect([...sim.started.values()].map((op) => op.node)).toEqual(['Running', 'Stopping']);
     expect(sim.finished).toBeUndefined();
     sim.deliverAll();
     sim.reconcile();
@@ -207,7 +207,13 @@ describe('lifecycle step', () => {
 test('a status read back with its keys in another order is no reason to write', () => {
   const sim = new LifecycleSim(databaseGraph, 'Running');
   for (let i = 0; i < 5; i++) sim.reconcile();
-  const reordered = JSON.parse(JSON.stringify(sim.status, Object.keys(sim.status!).sort())) as LifecycleStatus;
-  sim.status = { ...reordered, conditions: sim.status!.conditions.map((c) => Object.fromEntries(Object.entries(c).reverse()) as typeof c) };
+  const reversed = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(reversed);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+  };
+  const before = sim.status!;
+  sim.status = reversed(before) as LifecycleStatus;
+  expect(Object.keys(sim.status)).toEqual(Object.keys(before).reverse());
   expect(sim.reconcile().status).toBeUndefined();
 });

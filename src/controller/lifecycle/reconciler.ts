@@ -11,15 +11,28 @@ import {
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
 import { mergePatchFrom } from '../../kube/merge-patch.ts';
-import { resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
-import { isTerminal, SidecarProblemError, type SidecarClient } from '../../sidecar-client/index.ts';
+import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
+import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
 import { Informer } from '../informer.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
 import { shardOf, type Shard } from './shard.ts';
 import { SidecarClients } from './sidecar-clients.ts';
-import { REASONS, step, unreadable, type InvalidStatus, type LifecycleModel, type SidecarView, type StepEffects } from './step.ts';
+import { classifyStartFailure } from './error-policy.ts';
+import {
+  ABANDON_ANNOTATION,
+  REASONS,
+  STALLED,
+  step,
+  unreadable,
+  type InvalidStatus,
+  type LifecycleModel,
+  type SeenOperation,
+  type SidecarView,
+  type StartRefusal,
+  type StepEffects,
+} from './step.ts';
 
 /** The resource a lifecycle event is about, as the event emitter needs it. */
 export interface EventResource {
@@ -71,6 +84,8 @@ export interface LifecycleControllerOptions {
   pollIntervalMs?: number;
   /** Every CR is looked at again this often even when nothing changed (level-triggered safety net). Default 10 min; 0: never. */
   resyncPeriodMs?: number;
+  /** How long a deleted CR whose namespace is terminating waits for its vanished sidecar before its finalizer is released. Default 60 s. */
+  teardownGraceMs?: number;
   metrics?: ControllerMetrics;
   logger?: Logger;
 }
@@ -94,6 +109,12 @@ export class LifecycleController {
   readonly #watched = new Set<string>();
   /** Resources whose next move waits for their events to be delivered. */
   readonly #awaitingDelivery = new Set<string>();
+  /** Per resource, why the sidecar refused the last start of its operation (said on the CR by the next step). */
+  readonly #refusals = new Map<string, StartRefusal>();
+  /** Operations whose cancellation was asked (deletion at a cancellable node), so it is asked once. */
+  readonly #cancelled = new Set<string>();
+  /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
+  readonly #deleted = new Set<string>();
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
@@ -133,6 +154,8 @@ export class LifecycleController {
         const key = keyOf(obj);
         this.#written.delete(key);
         this.#awaitingDelivery.delete(key);
+        this.#refusals.delete(key);
+        this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
@@ -157,6 +180,8 @@ export class LifecycleController {
     const deleting = metadata.deletionTimestamp !== undefined;
     const finalizers = metadata.finalizers ?? [];
     if (deleting && !finalizers.includes(LIFECYCLE_FINALIZER)) return;
+    // Deleted by this controller: nothing to do until the watch brings the deletion.
+    if (!deleting && this.#deleted.has(uid)) return;
 
     const spec = lifecycleSpecSchema.safeParse(obj.spec ?? {});
     if (!spec.success) {
@@ -174,23 +199,33 @@ export class LifecycleController {
     if (stored?.outbox) events?.offer(resource, stored.outbox);
     const client = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
 
+    const sidecar = await this.#sidecarView(client, stored, ctx);
+    const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
+    if (deleting) {
+      view.deletionTimestamp = metadata.deletionTimestamp as string;
+      view.abandonRequested = metadata.annotations?.[ABANDON_ANNOTATION] === 'true';
+      if (sidecar.kind === 'unavailable') view.namespaceTerminating = await this.#namespaceTerminating(metadata.namespace, ctx);
+    }
+    const refusal = this.#refusals.get(key);
     const effects = step({
       model: this.#model,
-      resource: { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status },
-      sidecar: await this.#sidecarView(client, stored),
+      resource: view,
+      sidecar,
       delivered: events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER,
       now: new Date().toISOString(),
       outboxLimit: this.#options.outboxLimit ?? 64,
+      teardownGraceMs: this.#options.teardownGraceMs ?? 60_000,
+      ...(refusal === undefined ? {} : { startRefused: refusal }),
       ...deliveryProblem(events, uid),
     });
     if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
     else this.#awaitingDelivery.delete(key);
-    return this.#carryOut(key, obj, stored, effects, client, resource, ctx);
+    return this.#carryOut(key, obj, stored, effects, client, spec.data, resource, ctx);
   }
 
   async #carryOut(
     key: string, obj: LifecycleObject, stored: LifecycleStatus | undefined, effects: StepEffects,
-    client: SidecarClient | undefined, resource: EventResource, ctx: ReconcileContext,
+    client: SidecarClient | undefined, spec: LifecycleSpec, resource: EventResource, ctx: ReconcileContext,
   ): Promise<ReconcileResult> {
     if (effects.status !== undefined) {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
@@ -198,25 +233,71 @@ export class LifecycleController {
       if ('state' in effects.status) this.#recordTransition(stored, effects.status, ctx);
       if ('outbox' in effects.status && effects.status.outbox) this.#options.events?.offer(resource, effects.status.outbox);
     }
-    if (effects.startOperation !== undefined) {
-      if (client === undefined) throw new Error('the node has an action but no sidecar is configured: set spec.sidecar.url or start the operator with --sidecar-url');
+    const start = effects.startOperation;
+    if (start !== undefined && client !== undefined) {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
-      await client.startOperation(effects.startOperation.id, { node: effects.startOperation.node, graph: this.#model.graph.name });
-      ctx.log.info({ operation: effects.startOperation.id, node: effects.startOperation.node }, 'action started');
+      try {
+        const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
+        if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
+        await client.startOperation(start.id, params);
+        this.#refusals.delete(key);
+        ctx.log.info({ operation: start.id, node: start.node }, 'action started');
+      } catch (error) {
+        const policy = classifyStartFailure(error, start, this.#sidecars.urlFor(spec) ?? '');
+        if (policy.kind === 'retry') throw error;
+        // Said on the CR by the next step, which tries the start again after the refusal's delay.
+        const known = this.#refusals.get(key);
+        this.#refusals.set(key, policy.refusal);
+        ctx.log.warn({ operation: start.id, reason: policy.refusal.reason }, policy.refusal.message);
+        if (known?.operation !== start.id || known.reason !== policy.refusal.reason) this.controller.enqueue(key);
+        return { requeueAfter: policy.refusal.retryAfterMs };
+      }
     }
-    const running = effects.startOperation?.id ?? (effects.poll ? stored?.operation?.id : undefined);
+    if (effects.cancelOperation !== undefined && client !== undefined) this.#cancel(key, client, effects.cancelOperation, ctx);
+    const running = start?.id ?? (effects.poll ? stored?.operation?.id : undefined);
     if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
     if (effects.finish === 'removeFinalizer') {
       const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== LIFECYCLE_FINALIZER);
       await this.#patchMetadata(obj, { finalizers });
-      ctx.log.info('at a leaf with every event delivered: finalizer removed');
+      const stalled = (obj.status as LifecycleStatus | undefined)?.conditions?.find((c) => c.type === STALLED);
+      if (stalled?.status === 'True' && stalled.reason === REASONS.deletionAbandoned) ctx.log.warn({ abandoned: true }, `finalizer removed: ${stalled.message}`);
+      else ctx.log.info('at a leaf with every event delivered: finalizer removed');
     } else if (effects.finish === 'delete') {
       const { namespace, name } = splitKey(key);
       await this.#options.transport.delete(this.#options.resource, namespace, name, { preconditions: { uid: obj.metadata.uid ?? '' } });
+      this.#deleted.add(obj.metadata.uid ?? '');
       ctx.log.info('a leaf reached through the spec: resource deleted (spec.onLeaf: Keep keeps it)');
     }
     if (effects.again) this.controller.enqueue(key);
-    return effects.poll ? { requeueAfter: this.#options.pollIntervalMs ?? 10_000 } : undefined;
+    const after = effects.requeueAfterMs ?? (effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined);
+    return after === undefined ? undefined : { requeueAfter: after };
+  }
+
+  /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */
+  #cancel(key: string, client: SidecarClient, id: string, ctx: ReconcileContext): void {
+    if (this.#cancelled.has(id)) return;
+    this.#cancelled.add(id);
+    ctx.log.info({ operation: id }, 'deletion: cancelling the running action (its node is cancellable)');
+    void client.cancelOperation(id).then(
+      () => this.controller.enqueue(key),
+      (error: unknown) => {
+        this.#cancelled.delete(id);
+        ctx.log.warn({ operation: id, err: error }, 'cancelling the running action failed; asked again at the next look');
+      },
+    );
+  }
+
+  /** Whether a namespace is terminating (or already gone); false when it cannot be read. */
+  async #namespaceTerminating(namespace: string | undefined, ctx: ReconcileContext): Promise<boolean> {
+    if (namespace === undefined) return false;
+    try {
+      const ns = await this.#options.transport.get<KubeObject & { status?: { phase?: string } }>(NAMESPACES, undefined, namespace);
+      return ns.metadata.deletionTimestamp !== undefined || ns.status?.phase === 'Terminating';
+    } catch (error) {
+      if (isNotFound(error)) return true;
+      ctx.log.warn({ err: error, namespace }, 'cannot read the namespace of a deleted CR whose sidecar does not answer (RBAC: get namespaces)');
+      return false;
+    }
   }
 
   /** The cached object, or the one this controller wrote last when the watch has not brought it yet. */
@@ -236,24 +317,52 @@ export class LifecycleController {
     return written.metadata.resourceVersion === obj.metadata.resourceVersion;
   }
 
-  async #sidecarView(client: SidecarClient | undefined, stored: LifecycleStatus | undefined): Promise<SidecarView> {
+  /**
+   * What the sidecar says of the current operation, or of what it observed. An operation the sidecar
+   * does not know is 'unknown' when the sidecar is the one it was committed with (never started), and
+   * else was held by a sidecar that lost its memory: it is started again right here when its action is
+   * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not.
+   */
+  async #sidecarView(client: SidecarClient | undefined, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
     if (client === undefined) return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
     const operation = stored?.operation;
     try {
       if (operation !== undefined && !isTerminal(operation.phase)) {
-        const seen = await client.getOperation(operation.id);
-        const view: Exclude<SidecarView, { kind: 'unavailable' }>['operation'] = { phase: seen.phase, events: seen.events, message: seen.message };
-        if (seen.startedAt !== undefined) view.startedAt = seen.startedAt;
-        if (seen.finishedAt !== undefined) view.finishedAt = seen.finishedAt;
-        return { kind: 'answered', operation: view, observedEvents: [] };
+        try {
+          const seen = await client.getOperation(operation.id);
+          return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
+        } catch (error) {
+          if (!(error instanceof SidecarProblemError) || error.status !== 404) throw error;
+          const epoch = error.problem.epoch ?? '';
+          if (epoch === operation.epoch) return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
+          return await this.#rerun(client, operation, epoch, ctx);
+        }
       }
-      const observation = await client.observe({ graph: this.#model.graph.name, since: stored?.observedSequence ?? 0 });
-      return { kind: 'answered', observedEvents: observation.events.map((e) => e.event), observedSequence: observation.lastSeq };
+      const since = stored?.observedSequence ?? 0;
+      let observation = await client.observe({ graph: this.#model.graph.name, since });
+      // Another epoch counts its events from 1 again: all of its events are new.
+      if (stored?.observedEpoch !== undefined && observation.epoch !== stored.observedEpoch && since > 0) {
+        observation = await client.observe({ graph: this.#model.graph.name, since: 0 });
+      }
+      return { kind: 'answered', epoch: observation.epoch, observedEvents: observation.events.map((e) => e.event), observedSequence: observation.lastSeq };
     } catch (error) {
-      if (error instanceof SidecarProblemError && error.status === 404 && operation !== undefined) {
-        return { kind: 'answered', operation: 'unknown', observedEvents: [] };
-      }
       return { kind: 'unavailable', message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** A sidecar of another epoch than the operation's forgot it: run it again there if its action is idempotent. */
+  async #rerun(client: SidecarClient, operation: NonNullable<LifecycleStatus['operation']>, epoch: string, ctx: ReconcileContext): Promise<SidecarView> {
+    const attempt = (operation.attempts ?? 1) + 1;
+    try {
+      const seen = await client.startOperation(operation.id, { node: operation.node, graph: this.#model.graph.name, epoch, rerun: true, attempt });
+      ctx.log.warn({ operation: operation.id, node: operation.node, from: operation.epoch, epoch, attempt }, 'the sidecar that held the operation lost it: its idempotent action runs again');
+      return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
+    } catch (error) {
+      if (error instanceof SidecarProblemError && error.problem.type.endsWith(':not-idempotent')) {
+        ctx.log.warn({ operation: operation.id, node: operation.node, from: operation.epoch, epoch }, 'the sidecar that held the operation lost it, and its action is not idempotent: not run again');
+        return { kind: 'answered', epoch, operation: 'lost', observedEvents: [] };
+      }
+      throw error;
     }
   }
 
@@ -329,6 +438,14 @@ export class LifecycleController {
     if (spec.eventSink !== undefined) resource.sink = spec.eventSink;
     return resource;
   }
+}
+
+function seenOperation(seen: Operation): SeenOperation {
+  const view: SeenOperation = { phase: seen.phase, events: seen.events, message: seen.message, attempts: seen.attempts };
+  if (seen.reason !== undefined) view.reason = seen.reason;
+  if (seen.startedAt !== undefined) view.startedAt = seen.startedAt;
+  if (seen.finishedAt !== undefined) view.finishedAt = seen.finishedAt;
+  return view;
 }
 
 function deliveryProblem(events: LifecycleEvents | undefined, uid: string): { deliveryProblem?: string } {

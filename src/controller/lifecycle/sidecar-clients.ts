@@ -19,9 +19,14 @@ export class SidecarClients {
     this.#defaults = defaults;
   }
 
+  /** The URL of a CR's sidecar, or undefined when neither the CR nor the operator names one. */
+  urlFor(spec: LifecycleSpec): string | undefined {
+    return spec.sidecar?.url ?? this.#defaults.url;
+  }
+
   /** The client for a CR's sidecar, or undefined when neither the CR nor the operator names one. */
   async forSpec(spec: LifecycleSpec, namespace: string): Promise<SidecarClient | undefined> {
-    const url = spec.sidecar?.url ?? this.#defaults.url;
+    const url = this.urlFor(spec);
     if (url === undefined) return undefined;
     const ref = spec.sidecar?.tokenSecretRef;
     const token = ref ? await this.#secretToken(namespace, ref.name, ref.key) : (this.#defaults.token ?? '');

@@ -24,6 +24,12 @@ export interface ResourceView {
   uid: string;
   generation: number;
   deleting: boolean;
+  /** metadata.deletionTimestamp: the clock of a namespace teardown's grace period. */
+  deletionTimestamp?: string;
+  /** The resource's namespace is terminating (looked up only while deleting with the sidecar unreachable). */
+  namespaceTerminating?: boolean;
+  /** The annotation okt.dev/abandon asks to release the finalizer without driving the application down. */
+  abandonRequested?: boolean;
   spec: LifecycleSpec;
   /** undefined on first sight; InvalidStatus when status does not parse. */
   status: LifecycleStatus | InvalidStatus | undefined;
@@ -35,20 +41,46 @@ export interface InvalidStatus {
   conditions?: Condition[];
 }
 
-type SeenOperation = { phase: OperationStatus['phase']; events: string[]; message?: string; startedAt?: string; finishedAt?: string };
+/** An operation as the sidecar reports it. */
+export interface SeenOperation {
+  phase: OperationStatus['phase'];
+  events: string[];
+  message?: string;
+  reason?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** How many times the sidecar started it (a re-run after a sidecar lost it counts). */
+  attempts?: number;
+}
 
 /** What the sidecar said in this reconcile. */
 export type SidecarView =
   | { kind: 'unavailable'; message: string }
   | {
       kind: 'answered';
-      /** The current operation as the sidecar knows it; 'unknown' when the sidecar has never seen its id. */
-      operation?: SeenOperation | 'unknown';
-      /** Events the sidecar raised outside any action (a crash, say), newer than status.observedSequence. */
+      /** The sidecar's epoch: it changes exactly when the sidecar's memory (its journal) does. */
+      epoch: string;
+      /**
+       * The current operation as the sidecar knows it. 'unknown': this sidecar (the epoch the operation
+       * was committed with) never saw it, so it was never started. 'lost': the sidecar that held it is
+       * gone, and the one answering refused to run it again (its action is not declared idempotent).
+       */
+      operation?: SeenOperation | 'unknown' | 'lost';
+      /** Events the sidecar raised outside any action (a crash, say), newer than status.observedSequence in this epoch. */
       observedEvents: string[];
       /** The sidecar's sequence of its newest observed event. */
       observedSequence?: number;
     };
+
+/** Why the sidecar refused the last start of the current operation (remembered by the reconciler). */
+export interface StartRefusal {
+  operation: string;
+  reason: string;
+  message: string;
+  /** Stalled (the user or an admin must act) rather than waiting. */
+  stall: boolean;
+  retryAfterMs: number;
+}
 
 export interface StepInput {
   model: LifecycleModel;
@@ -60,20 +92,28 @@ export interface StepInput {
   outboxLimit: number;
   /** Why the sink refuses this resource's next event, when it does (it blocks the stream). */
   deliveryProblem?: string;
+  /** The sidecar refused the last start of the current operation. */
+  startRefused?: StartRefusal;
+  /** How long a deleted resource in a terminating namespace waits for its vanished sidecar. Default 60 s. */
+  teardownGraceMs?: number;
 }
 
-/** What the reconciler must do, in this order: write status, start the operation, delete/unfinalize, requeue. */
+/** What the reconciler must do, in this order: write status, cancel or start the operation, delete/unfinalize, requeue. */
 export interface StepEffects {
   /** The new status, written with the resourceVersion the step was computed from; absent: no write. */
   status?: LifecycleStatus | Pick<LifecycleStatus, 'conditions'>;
-  /** Start (idempotently) this operation on the sidecar, only after the status write succeeded. */
-  startOperation?: { id: string; node: string };
-  /** The application sits on a leaf with every event delivered: end the resource's life. */
+  /** Start (idempotently) this operation on the sidecar of this epoch, only after the status write succeeded. */
+  startOperation?: { id: string; node: string; epoch?: string };
+  /** Cancel this running operation (deletion reached a node whose action is cancellable). */
+  cancelOperation?: string;
+  /** The application sits on a leaf with every event delivered (or deletion is abandoned): end the resource's life. */
   finish?: 'removeFinalizer' | 'delete';
   /** Wait for the running operation, or for the sidecar, then look again. */
   poll?: boolean;
   /** Go on at once: the resource is still moving and nothing is running. */
   again?: boolean;
+  /** Look again after this long (a retry's backoff, a refused start, a deadline). */
+  requeueAfterMs?: number;
   /** Nothing moves until the emitter delivers this resource's events (a leaf's last events, a full outbox). */
   awaitingDelivery?: boolean;
 }
@@ -87,10 +127,15 @@ export const REASONS = {
   reached: 'DesiredStateReached',
   progressing: 'Progressing',
   actionRunning: 'ActionRunning',
+  actionRetrying: 'ActionRetrying',
   unreachable: 'UnreachableState',
   unknown: 'UnknownState',
   sidecarUnavailable: 'SidecarUnavailable',
+  sidecarBusy: 'SidecarBusy',
+  sidecarRefused: 'SidecarRefused',
   actionFailed: 'ActionFailed',
+  interrupted: 'Interrupted',
+  deletionAbandoned: 'DeletionAbandoned',
   invalidStatus: 'InvalidStatus',
   invalidSpec: 'InvalidSpec',
   paused: 'Paused',
@@ -99,9 +144,18 @@ export const REASONS = {
   left: 'Left',
 } as const;
 
-/** The operation id of a transition: a retry after a crash derives the same id, so nothing starts twice. */
-export function operationId(uid: string, transition: number): string {
-  return `${uid}-${transition}`;
+/** The annotation that releases a deleted resource's finalizer without driving its application down. */
+export const ABANDON_ANNOTATION = 'okt.dev/abandon';
+export const DEFAULT_TEARDOWN_GRACE_MS = 60_000;
+/** The longest wait between two runs of a retried action. */
+export const MAX_RETRY_BACKOFF_MS = 300_000;
+
+/**
+ * The operation id of a transition's action: a retry after a crash derives the same id, so nothing starts
+ * twice; the k-th re-run of a failed action (spec.retry, a retry policy) is `<uid>-<transition>.<k>`.
+ */
+export function operationId(uid: string, transition: number, retries = 0): string {
+  return retries === 0 ? `${uid}-${transition}` : `${uid}-${transition}.${retries}`;
 }
 
 /**
@@ -117,60 +171,139 @@ export function step(input: StepInput): StepEffects {
   }
   const firstSight = resource.status === undefined;
   const stored = resource.status ?? initialStatus(graph.entry, resource.generation, now);
-  const work = new StatusDraft(stored, firstSight, resource.generation, now, graph.name, input.delivered);
   const current = stored.state;
+  const work = new StatusDraft(stored, firstSight, resource, now, graph.name, input.delivered);
   if (!graph.has(current)) {
     return work.stall(REASONS.unknown, `status.state "${current}" is not a node of graph "${graph.name}"`);
   }
-  const desired = resource.deleting ? nearestLeaf(model, current) : resource.spec.desiredState;
+  const desired = resource.deleting ? deletionLeaf(graph, current) : resource.spec.desiredState;
+  work.desired = desired;
   if (!graph.has(desired)) {
     return work.stall(REASONS.unknown, `spec.desiredState "${desired}" is not a node of graph "${graph.name}" (nodes: ${graph.nodeNames.join(', ')})`);
   }
+  const abandon = abandonment(input);
+  if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
+  const sidecar = input.sidecar;
 
-  // The current node's operation: while it runs, wait and change nothing.
+  // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
   const operation = stored.operation;
-  let operationEvents = operation?.events ?? [];
+  let operationEvents: string[] = [];
   if (operation !== undefined && !TERMINAL_PHASES.has(operation.phase)) {
-    if (input.sidecar.kind === 'unavailable') {
-      return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${input.sidecar.message}`), poll: true };
+    if (sidecar.kind === 'unavailable') {
+      return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${sidecar.message}`), poll: true };
     }
-    const seen = input.sidecar.operation;
-    if (seen === undefined || seen === 'unknown') {
-      // Committed but never started (a crash between the write and the start): start it now, same id.
-      return { ...work.writeIfChanged(), startOperation: { id: operation.id, node: operation.node }, poll: true };
+    const seen = sidecar.operation ?? 'unknown';
+    if (seen === 'unknown') {
+      if (resource.deleting && graph.node(operation.node).cancellable) {
+        work.finishOperation(operation, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: 'never started: the resource is being deleted', finishedAt: now });
+      } else {
+        // Committed but never started (a crash between the write and the start): start it now, same id, same sidecar.
+        return work.startCommitted(operation, sidecar.epoch, input.startRefused);
+      }
+    } else if (seen === 'lost') {
+      work.finishOperation(operation, {
+        phase: 'Failed',
+        events: [],
+        reason: 'Interrupted',
+        message: `the sidecar that held it (epoch ${operation.epoch ?? 'unrecorded'}) is gone and sidecar epoch ${sidecar.epoch} does not know it; its action is not declared idempotent, so it was not run again and may or may not have run`,
+        finishedAt: now,
+      });
+    } else {
+      work.adoptAttempt(operation, sidecar.epoch, seen);
+      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(operation, resource.deleting && graph.node(operation.node).cancellable);
+      work.finishOperation(operation, seen);
+      operationEvents = seen.events;
     }
-    if (!TERMINAL_PHASES.has(seen.phase)) return { poll: true };
-    work.finishOperation(operation, seen);
-    operationEvents = seen.events;
   }
-  const observedEvents = input.sidecar.kind === 'answered' ? input.sidecar.observedEvents : [];
-  // Observed events are offered once: a stale one must not fire when a later node happens to have it as a child.
-  if (input.sidecar.kind === 'answered' && observedEvents.length > 0) work.status.observedSequence = input.sidecar.observedSequence;
+  const observed = work.observedEvents(sidecar);
 
   if (resource.spec.paused === true && !resource.deleting) {
     return work.waiting(REASONS.paused, 'spec.paused is true: no transition is taken');
   }
   const finished = work.status.operation;
-  const failed = finished !== undefined && finished.phase !== 'Succeeded' && operationEvents.length === 0;
-  if (failed && !work.userMovedOnFromFailure()) {
-    // A failed action holds the resource where it is until the spec changes (a new generation).
-    return work.stall(REASONS.actionFailed, failureMessage(finished));
+  if (finished !== undefined && finished.phase !== 'Succeeded' && !(resource.deleting && finished.phase === 'Cancelled')) {
+    return failed(input, work, finished, [...operationEvents, ...observed]);
   }
+  return decideAndMove(input, work, [...operationEvents, ...observed]);
+}
 
-  const plan = model.planner.next(current, desired);
-  if (plan.kind === 'unreachable') {
-    return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
+/** The regular course: the collected events plus the planner's (or deletion's) event, one decision, at most one move. */
+function decideAndMove(input: StepInput, work: StatusDraft, collected: string[]): StepEffects {
+  const { model, resource } = input;
+  const { graph } = model;
+  const current = work.status.state;
+  const desired = work.desired;
+  const events = [...collected];
+  let unreachable = false;
+  if (resource.deleting) {
+    const exit = graph.node(current).deletionChild;
+    if (exit !== undefined) events.push(exit);
+  } else {
+    const plan = model.planner.next(current, desired);
+    if (plan.kind === 'move') events.push(plan.event);
+    unreachable = plan.kind === 'unreachable';
   }
-  const events = [...operationEvents, ...observedEvents];
-  if (plan.kind === 'move') events.push(plan.event);
   const next = decide(graph, current, events);
-  // The planner's event always names a child, so staying means the resource is where it should be.
-  if (next === current) return work.converge(desired, input.resource, model.graph.node(desired).isLeaf);
-  if (work.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
-    const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
-    return { ...work.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
+  if (next === current) {
+    // The events were offered to a decision: they are used up, whatever it decided.
+    work.consumeObserved(input.sidecar);
+    if (unreachable) return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
+    return work.converge(resource, graph.node(desired).isLeaf);
   }
-  return work.transition(next, desired, events, model, resource.uid);
+  return work.move(next, events, input);
+}
+
+/**
+ * The current node's action failed (or ended Cancelled) without moving the resource: triggers and
+ * other events still win; then a new spec.retry runs it again, a new desired node moves on from it, a
+ * retry policy runs it again after its backoff; otherwise the resource stalls, saying how to go on.
+ */
+function failed(input: StepInput, work: StatusDraft, operation: OperationStatus, collected: string[]): StepEffects {
+  const { model, resource } = input;
+  const current = work.status.state;
+  const node = model.graph.node(current);
+  if (collected.length > 0) {
+    const next = decide(model.graph, current, collected);
+    if (next !== current) return work.move(next, collected, input);
+    work.consumeObserved(input.sidecar);
+  }
+  const retryToken = resource.spec.retry;
+  if (retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
+  if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
+  const interrupted = operation.reason === 'Interrupted';
+  const runs = (operation.retries ?? 0) + 1;
+  if (!interrupted && node.retry !== undefined && runs < node.retry.attempts) {
+    const backoff = Math.min(node.retry.backoffMs * 2 ** (runs - 1), MAX_RETRY_BACKOFF_MS);
+    const due = Date.parse(operation.finishedAt ?? input.now) + backoff;
+    const wait = due - Date.parse(input.now);
+    if (wait <= 0) return work.retry(operation, input, `retry policy: run ${runs + 1} of ${node.retry.attempts}`);
+    const message = `the action of ${current} (operation ${operation.id}) failed: run ${runs} of ${node.retry.attempts}; the next run starts in ${Math.ceil(wait / 1000)} s${operation.message ? ` (${operation.message})` : ''}`;
+    return { ...work.waiting(REASONS.actionRetrying, message), requeueAfterMs: wait };
+  }
+  return work.stall(interrupted ? REASONS.interrupted : REASONS.actionFailed, failureMessage(operation, runs, input.resource.deleting));
+}
+
+/** Why and how a deleted resource's finalizer is released without driving its application down, if it is. */
+function abandonment(input: StepInput): string | undefined {
+  const { resource, sidecar, now } = input;
+  if (!resource.deleting) return undefined;
+  if (resource.abandonRequested) return `the annotation ${ABANDON_ANNOTATION} asked for it`;
+  if (!resource.namespaceTerminating || sidecar.kind !== 'unavailable') return undefined;
+  const grace = input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS;
+  const since = Date.parse(resource.deletionTimestamp ?? now);
+  if (Date.parse(now) - since < grace) return undefined;
+  return `its namespace is terminating and its sidecar has not answered for ${Math.round(grace / 1000)} s since the deletion (${sidecar.message})`;
+}
+
+/** The leaf deletion drives the application to from `from`: each node's deletion child in turn (validation rules out loops). */
+export function deletionLeaf(graph: Graph, from: string): string {
+  let at = from;
+  for (let hops = 0; hops <= graph.nodeNames.length; hops++) {
+    const next = graph.node(at).deletionChild;
+    if (next === undefined) return at;
+    at = next;
+  }
+  return at;
 }
 
 /** A transition commits at most: action succeeded/failed, transition, action started, converged. */
@@ -202,41 +335,34 @@ export function unreadable(before: readonly Condition[], reason: typeof REASONS.
   return sameConditions(before, conditions) ? {} : { status: { conditions } };
 }
 
-/** The leaf closest to `from` (ties: the first in graph order): where deletion drives the application. */
-function nearestLeaf(model: LifecycleModel, from: string): string {
-  let best = from;
-  let bestDistance = Infinity;
-  for (const name of model.graph.nodeNames) {
-    if (!model.graph.node(name).isLeaf) continue;
-    const distance = model.planner.distance(from, name);
-    if (distance !== undefined && distance < bestDistance) {
-      best = name;
-      bestDistance = distance;
-    }
-  }
-  return best; // validation guarantees that a leaf is reachable from every node
-}
-
-function failureMessage(operation: OperationStatus): string {
+function failureMessage(operation: OperationStatus, runs: number, deleting: boolean): string {
   const detail = operation.message ? `: ${operation.message}` : '';
-  return `the action of ${operation.node} (operation ${operation.id}) ended ${operation.phase}${detail} and raised no event; change the spec to go on`;
+  const tries = runs > 1 ? ` after ${runs} runs` : '';
+  const ended = operation.reason === 'Interrupted' ? 'was interrupted' : `ended ${operation.phase}`;
+  const moveOn = deleting ? `annotate ${ABANDON_ANNOTATION}=true to release the resource without it` : 'set spec.desiredState to another node to move on';
+  return `the action of ${operation.node} (operation ${operation.id}) ${ended}${tries}${detail} and raised no event; set spec.retry to a new value to run it again, or ${moveOn}`;
 }
 
 /** The status being built in one step, with the bookkeeping every write shares. */
 class StatusDraft {
   readonly status: LifecycleStatus;
+  /** The node the resource is driven to: spec.desiredState, or the deletion's leaf. */
+  desired: string;
   readonly #stored: LifecycleStatus;
   readonly #firstSight: boolean;
+  readonly #resource: ResourceView;
   readonly #generation: number;
   readonly #now: string;
   readonly #graph: string;
   readonly #delivered: number;
 
-  constructor(stored: LifecycleStatus, firstSight: boolean, generation: number, now: string, graph: string, delivered: number) {
+  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: string, delivered: number) {
     this.#stored = stored;
     this.#firstSight = firstSight;
-    this.status = { ...stored, observedGeneration: generation, conditions: [...stored.conditions] };
-    this.#generation = generation;
+    this.#resource = resource;
+    this.#generation = resource.generation;
+    this.status = { ...stored, observedGeneration: resource.generation, conditions: [...stored.conditions] };
+    this.desired = resource.spec.desiredState;
     this.#now = now;
     this.#graph = graph;
     this.#delivered = delivered;
@@ -245,26 +371,115 @@ class StatusDraft {
   finishOperation(operation: OperationStatus, seen: SeenOperation): void {
     const finished: OperationStatus = { ...operation, phase: seen.phase, events: [...seen.events] };
     if (seen.message !== undefined) finished.message = seen.message;
+    if (seen.reason !== undefined) finished.reason = seen.reason;
     if (seen.startedAt !== undefined) finished.startedAt = seen.startedAt;
     if (seen.finishedAt !== undefined) finished.finishedAt = seen.finishedAt;
+    if (seen.phase !== 'Succeeded') finished.desired = this.desired;
     this.status.operation = finished;
     const type = seen.phase === 'Succeeded' ? LIFECYCLE_EVENT_TYPES.actionSucceeded : LIFECYCLE_EVENT_TYPES.actionFailed;
     this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: summary(finished) });
   }
 
-  /** A failure already reported at an older generation: the user has changed the spec since. */
-  userMovedOnFromFailure(): boolean {
-    const stalled = findCondition(this.#stored.conditions, STALLED);
-    return stalled?.status === 'True' && stalled.reason === REASONS.actionFailed && (stalled.observedGeneration ?? 0) < this.#generation;
+  /** The sidecar holds the operation under another epoch or attempt (it re-ran an idempotent action a lost sidecar held). */
+  adoptAttempt(operation: OperationStatus, epoch: string, seen: SeenOperation): void {
+    const attempts = Math.max(seen.attempts ?? 1, operation.attempts ?? 1);
+    if (operation.epoch === epoch && (operation.attempts ?? 1) === attempts) return;
+    const adopted: OperationStatus = { ...operation, epoch };
+    if (attempts > 1) adopted.attempts = attempts;
+    this.status.operation = adopted;
+  }
+
+  /** The operation runs: wait for it (cancel it first when deletion may), keeping the conditions true to it. */
+  running(operation: OperationStatus, cancel: boolean): StepEffects {
+    const node = operation.node;
+    if (node === this.desired) this.#readiness(false, REASONS.actionRunning, `${node} entered; its action runs`);
+    else this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}`);
+    const effects: StepEffects = { ...this.writeIfChanged(), poll: true };
+    if (cancel) effects.cancelOperation = operation.id;
+    return effects;
+  }
+
+  /** Starts an operation committed earlier, on the sidecar it was committed with; a refusal is said in the conditions. */
+  startCommitted(operation: OperationStatus, epoch: string, refusal: StartRefusal | undefined): StepEffects {
+    const start = { id: operation.id, node: operation.node, epoch: operation.epoch ?? epoch };
+    if (refusal === undefined || refusal.operation !== operation.id) return { ...this.writeIfChanged(), startOperation: start, poll: true };
+    const effects = refusal.stall ? this.stall(refusal.reason, refusal.message) : this.waiting(refusal.reason, refusal.message);
+    return { ...effects, startOperation: start, requeueAfterMs: refusal.retryAfterMs };
+  }
+
+  /**
+   * The events the sidecar observed outside any action, to offer to this step's decision. On first sight
+   * (or a status of an older okt) the sidecar's current sequence becomes the baseline: older events are
+   * not this resource's news.
+   */
+  observedEvents(sidecar: SidecarView): string[] {
+    if (sidecar.kind !== 'answered' || sidecar.operation !== undefined) return [];
+    if (this.#stored.observedEpoch === undefined) {
+      this.#observe(sidecar);
+      return [];
+    }
+    return sidecar.observedEvents;
+  }
+
+  /** Observed events are used up only by a decision they were offered to. */
+  consumeObserved(sidecar: SidecarView): void {
+    if (sidecar.kind !== 'answered' || sidecar.operation !== undefined || sidecar.observedSequence === undefined) return;
+    this.#observe(sidecar);
+  }
+
+  #observe(sidecar: Extract<SidecarView, { kind: 'answered' }>): void {
+    this.status.observedEpoch = sidecar.epoch;
+    if (sidecar.observedSequence !== undefined) this.status.observedSequence = sidecar.observedSequence;
   }
 
   pendingEvents(): number {
     return (this.status.outbox ?? []).filter((e) => e.sequence > this.#delivered).length;
   }
 
-  transition(next: string, desired: string, events: string[], model: LifecycleModel, uid: string): StepEffects {
+  /** A transition to `next` (backpressure and a missing sidecar may make it wait). */
+  move(next: string, events: string[], input: StepInput): StepEffects {
+    const waiting = this.#cannotCommit(input, input.model.graph.node(next).hasAction);
+    if (waiting !== undefined) return waiting;
+    this.consumeObserved(input.sidecar);
+    return this.#transition(next, events, input);
+  }
+
+  /** Runs the failed action of the current node again, under the next operation id. */
+  retry(operation: OperationStatus, input: StepInput, why: string): StepEffects {
+    const waiting = this.#cannotCommit(input, true);
+    if (waiting !== undefined) return waiting;
+    const s = this.status;
+    const retries = (operation.retries ?? 0) + 1;
+    const next: OperationStatus = { id: operationId(input.resource.uid, s.transition, retries), node: operation.node, phase: 'Pending', startedAt: this.#now, retries };
+    const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
+    next.epoch = epoch;
+    if (input.resource.spec.retry !== undefined) next.retry = input.resource.spec.retry;
+    s.operation = next;
+    const node = operation.node;
+    this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, node, { ...this.#data(node, node, []), operation: summary(next), reason: REASONS.actionRetrying, message: why });
+    if (node === this.desired) this.#readiness(false, REASONS.actionRunning, `${node}: its action runs again (${why})`);
+    else this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}; its action runs again (${why})`);
+    return { status: this.#pruned(), startOperation: { id: next.id, node, epoch }, poll: true };
+  }
+
+  /** What keeps a commit from being written now: a full outbox, or no sidecar to start its action on. */
+  #cannotCommit(input: StepInput, startsAction: boolean): StepEffects | undefined {
+    if (this.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
+      const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
+      return { ...this.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
+    }
+    if (startsAction && input.sidecar.kind === 'unavailable') {
+      // An action is committed with the epoch of the sidecar that will run it: no commit without one.
+      return { ...this.waiting(REASONS.sidecarUnavailable, `the next node's action needs the sidecar: ${input.sidecar.message}`), poll: true };
+    }
+    return undefined;
+  }
+
+  #transition(next: string, events: string[], input: StepInput): StepEffects {
+    const { model } = input;
     const s = this.status;
     const from = s.state;
+    const desired = this.desired;
     s.transition += 1;
     s.state = next;
     s.path = appendToPath(s.path, next, STATUS_PATH_LIMIT);
@@ -272,12 +487,13 @@ class StatusDraft {
     s.lastTransition = { from, to: next, events: [...events], time: this.#now, generation: this.#generation };
     this.#set(from, 'False', REASONS.left, `left for ${next} at transition ${s.transition}`);
     this.#set(next, 'True', REASONS.entered, `entered from ${from} at transition ${s.transition} on ${events.join(', ')}`);
-    const data = this.#data(from, next, events, desired);
+    const data = this.#data(from, next, events);
     this.#emit(LIFECYCLE_EVENT_TYPES.transition, next, data);
     const hasAction = model.graph.node(next).hasAction;
     if (hasAction) {
-      const id = operationId(uid, s.transition);
-      s.operation = { id, node: next, phase: 'Pending', startedAt: this.#now };
+      const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
+      s.operation = { id: operationId(input.resource.uid, s.transition), node: next, phase: 'Pending', startedAt: this.#now, epoch };
+      if (input.resource.spec.retry !== undefined) s.operation.retry = input.resource.spec.retry;
       this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: summary(s.operation) });
     } else {
       delete s.operation;
@@ -290,11 +506,13 @@ class StatusDraft {
     }
     const why = next === desired ? REASONS.actionRunning : REASONS.progressing;
     this.#readiness(false, why, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
-    if (s.operation !== undefined) return { status: this.#pruned(), startOperation: { id: s.operation.id, node: next }, poll: true };
+    if (s.operation !== undefined) return { status: this.#pruned(), startOperation: { id: s.operation.id, node: next, epoch: s.operation.epoch ?? '' }, poll: true };
     return { status: this.#pruned(), again: true };
   }
 
-  converge(desired: string, resource: ResourceView, isLeaf: boolean): StepEffects {
+  /** At the desired node with its action succeeded (or none): Ready. */
+  converge(resource: ResourceView, isLeaf: boolean): StepEffects {
+    const desired = this.desired;
     const wasReady = isConditionTrue(this.#stored.conditions, READY);
     const detail = this.status.operation ? '; its action succeeded' : '';
     this.#readiness(true, REASONS.reached, `${desired} reached${detail}`);
@@ -303,8 +521,25 @@ class StatusDraft {
     const ending = resource.deleting || resource.spec.onLeaf !== 'Keep';
     if (!isLeaf || !ending) return effects;
     // A leaf ends the resource's life (OKT's "on End: delete it"), once its last events are out.
-    if (effects.status === undefined && this.pendingEvents() === 0) return { finish: resource.deleting ? 'removeFinalizer' : 'delete' };
-    return { ...effects, poll: true, awaitingDelivery: true };
+    return this.#finishOnceDelivered(effects, resource.deleting ? 'removeFinalizer' : 'delete');
+  }
+
+  /** Deletion is abandoned: a stalled event says what was left undone, then the finalizer goes (at the latest after a second grace period). */
+  abandon(why: string, graceMs: number): StepEffects {
+    const current = this.status.state;
+    const running = this.status.operation !== undefined && !TERMINAL_PHASES.has(this.status.operation.phase) ? ` (operation ${this.status.operation.id} may still run)` : '';
+    const effects = this.stall(REASONS.deletionAbandoned, `deletion abandoned at ${current}, ${why}: the application was not driven to ${this.desired}${running}`);
+    const deadline = Date.parse(this.#resource.deletionTimestamp ?? this.#now) + 2 * graceMs;
+    if (Date.parse(this.#now) >= deadline && effects.status === undefined) return { finish: 'removeFinalizer' };
+    const finishing = this.#finishOnceDelivered(effects, 'removeFinalizer');
+    return finishing.finish === undefined ? { ...finishing, requeueAfterMs: Math.max(deadline - Date.parse(this.#now), 1_000) } : finishing;
+  }
+
+  /** The end of the resource's life once its events are out: at once when they are, promptly after this write when they were. */
+  #finishOnceDelivered(effects: StepEffects, finish: NonNullable<StepEffects['finish']>): StepEffects {
+    if (this.pendingEvents() > 0) return { ...effects, poll: true, awaitingDelivery: true };
+    if (effects.status === undefined) return { finish };
+    return { ...effects, again: true };
   }
 
   stall(reason: string, message: string): StepEffects {
@@ -349,13 +584,13 @@ class StatusDraft {
     this.status.conditions = setCondition(this.status.conditions, { type, status, reason, message, observedGeneration: this.#generation }, this.#now);
   }
 
-  #data(from: string, to: string, events: readonly string[], desired?: string): LifecycleEventData {
+  #data(from: string, to: string, events: readonly string[]): LifecycleEventData {
     return {
       graph: this.#graph,
       transition: this.status.transition,
       from,
       to,
-      desired: desired ?? to,
+      desired: this.desired,
       events: [...events],
       path: this.status.pathSummary ?? renderPath(this.status.path),
       generation: this.#generation,

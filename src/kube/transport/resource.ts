@@ -8,6 +8,7 @@ export interface ResourceRef {
 }
 
 export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
+export const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
 
 export interface ObjectMeta {
   name?: string;
