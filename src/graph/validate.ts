@@ -125,8 +125,10 @@ export function resolveGraph(data: GraphData): Resolution {
   };
 }
 
+/** onDelete when it names a child (else that is reported), or the default child. */
 function deletionChildOf(node: GraphData['nodes'][number]): string | undefined {
-  return node.onDelete ?? node.children?.at(-1);
+  const declared = node.onDelete;
+  return declared !== undefined && effectiveChildren(node).includes(declared) ? declared : node.children?.at(-1);
 }
 
 /**

@@ -66,3 +66,118 @@ describe('lifecycle step properties', () => {
     );
   });
 });
+
+/** One reconcile under one fault the world may produce. */
+const faultArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constant({ kind: 'none' as const }) },
+  fc.record({ kind: fc.constant('forget' as const) }),
+  fc.record({ kind: fc.constant('lostWrite' as const) }),
+  fc.record({ kind: fc.constant('lostStart' as const) }),
+  fc.record({ kind: fc.constant('raise' as const), event: fc.nat() }),
+  fc.record({ kind: fc.constant('pause' as const), paused: fc.boolean() }),
+  fc.record({ kind: fc.constant('retry' as const) }),
+  fc.record({ kind: fc.constant('desire' as const), node: fc.nat() }),
+  fc.record({ kind: fc.constant('stillRunning' as const) }),
+);
+
+const worldArb = graphArb.chain((graph) =>
+  fc.record({
+    graph: fc.constant(graph),
+    idempotent: fc.boolean(),
+    /** Per node index: how many of its first runs fail. */
+    failures: fc.array(fc.nat({ max: 2 }), { minLength: graph.nodeNames.length, maxLength: graph.nodeNames.length }),
+    faults: fc.array(faultArb, { maxLength: 80 }),
+  }),
+);
+
+function isReady(status: LifecycleStatus | undefined): boolean {
+  return status?.conditions.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+describe('lifecycle step promises under a misbehaving world', () => {
+  test('a sidecar that forgets, failing actions, retries, pauses and stray events: no action run twice unless idempotent and forgotten, Ready only at the desired node over a succeeded action, at most one move per reconcile', () => {
+    fc.assert(
+      fc.property(worldArb, ({ graph, idempotent, failures, faults }) => {
+        const names = graph.nodeNames;
+        const sim = new LifecycleSim(graph, names[names.length - 1]!, (node, run) => (run <= failures[names.indexOf(node)]! ? { fail: 'transient' } : { events: [] }), () => idempotent);
+        sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+        /** Per operation id: how many times a sidecar forgot it while status held it unfinished. */
+        const forgotten = new Map<string, number>();
+        let retryToken = 0;
+        for (const fault of faults) {
+          switch (fault.kind) {
+            case 'forget':
+              {
+                // Its fate is unknown to the operator while status still holds it unfinished.
+                const op = sim.status?.operation;
+                if (op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase)) forgotten.set(op.id, (forgotten.get(op.id) ?? 0) + 1);
+              }
+              sim.forgetSidecar();
+              break;
+            case 'raise':
+              sim.raise(names[fault.event % names.length]!);
+              break;
+            case 'pause':
+              sim.setSpec({ paused: fault.paused });
+              break;
+            case 'retry':
+              sim.setSpec({ retry: String(++retryToken) });
+              break;
+            case 'desire':
+              sim.setDesired(names[fault.node % names.length]!);
+              break;
+          }
+          const before = sim.status?.transition ?? 0;
+          sim.reconcile({ finishRunning: fault.kind !== 'stillRunning', applyWrite: fault.kind !== 'lostWrite', startOperation: fault.kind !== 'lostStart' });
+          const moved = (sim.status?.transition ?? 0) - before;
+          expect(moved).toBeGreaterThanOrEqual(0);
+          expect(moved).toBeLessThanOrEqual(1);
+          if (isReady(sim.status)) {
+            expect(sim.status?.state).toBe(sim.spec.desiredState);
+            const op = sim.status?.operation;
+            if (op !== undefined) expect(op.phase).toBe('Succeeded');
+          }
+          const sequences = (sim.status?.outbox ?? []).map((e) => e.sequence);
+          expect(sequences).toEqual(sequences.map((_, k) => k + 1));
+        }
+        for (const [id, op] of sim.started) {
+          const allowed = idempotent ? 1 + (forgotten.get(id) ?? 0) : 1;
+          expect(op.starts, `runs of ${id}`).toBeLessThanOrEqual(allowed);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('deletion from any node drives the application down the deletion path (default child, node after node), running exactly those actions, even when the sidecar forgets on the way', () => {
+    fc.assert(
+      fc.property(
+        graphArb.chain((graph) => fc.record({ graph: fc.constant(graph), from: fc.constantFrom(...graph.nodeNames), forgets: fc.array(fc.boolean(), { maxLength: 20 }) })),
+        ({ graph, from, forgets }) => {
+          const sim = new LifecycleSim(graph, from, () => ({ events: [] }), () => true);
+          sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+          for (let i = 0; i < 4 * graph.nodeNames.length + 4; i++) sim.reconcile();
+          expect(sim.status?.state).toBe(from);
+          const ranBefore = new Set(sim.started.keys());
+          const transitionAtDeletion = sim.status!.transition;
+          sim.delete();
+          const expected: string[] = [];
+          for (let at = graph.node(from); at.deletionChild !== undefined; at = graph.node(at.deletionChild)) expected.push(at.deletionChild);
+          for (const forget of forgets) {
+            if (forget) sim.forgetSidecar();
+            sim.reconcile({ finishRunning: false });
+          }
+          for (let i = 0; i < 4 * graph.nodeNames.length + 4 && sim.finished === undefined; i++) {
+            sim.reconcile();
+            sim.deliverAll();
+          }
+          expect(sim.finished).toBe('removeFinalizer');
+          expect(sim.status?.path.slice(-expected.length - 1)).toEqual([from, ...expected]);
+          expect(sim.status!.transition - transitionAtDeletion).toBe(expected.length);
+          const ranAfter = [...sim.started.entries()].filter(([id]) => !ranBefore.has(id)).map(([, op]) => op.node);
+          expect(ranAfter).toEqual(expected.filter((node) => graph.node(node).hasAction));
+        },
+      ),
+    );
+  });
+});

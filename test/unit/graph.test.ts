@@ -161,6 +161,38 @@ describe('validation: every problem, at once, naming the node and the reason', (
     }
   });
 
+  test('node policies: retry and cancellable need an action, onDelete names a child, and deletion never loops', () => {
+    const problems = problemsOf(() =>
+      loadGraph({
+        name: 'g',
+        entry: 'A',
+        nodes: {
+          A: { children: ['B'], retry: { attempts: 2 } },
+          B: { children: ['C', 'End'], onDelete: 'A' },
+          C: { children: ['D'] },
+          D: { children: ['End', 'C'] },
+          End: { cancellable: true },
+        },
+      }),
+    );
+    expect(brief(problems)).toEqual(['deletion-cycle:C', 'policy-without-action:A', 'policy-without-action:End', 'unknown-delete-child:B']);
+    expect(problems.find((p) => p.code === 'deletion-cycle')?.message).toContain('"C" -> "D"');
+    expect(problems.find((p) => p.code === 'unknown-delete-child')?.path).toEqual(['nodes', 1, 'onDelete']);
+    expect(brief(problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'] }, B: { children: ['End'], retry: { attempts: 0 } }, End: {} } })))).toEqual(['schema:']);
+  });
+
+  test('node policies are kept: retry with its default backoff, cancellable, onDelete, and they round-trip through toData()', () => {
+    const graph = defineGraph({
+      name: 'g',
+      entry: 'A',
+      nodes: { A: { children: ['B'] }, B: { children: ['Drain', 'End'], retry: { attempts: 3 }, cancellable: true, onDelete: 'Drain' }, Drain: { children: ['End'] }, End: {} },
+    });
+    expect(graph.node('B')).toMatchObject({ retry: { attempts: 3, backoffMs: 1000 }, cancellable: true, deletionChild: 'Drain', defaultChild: 'End' });
+    expect(graph.node('Drain')).toMatchObject({ retry: undefined, cancellable: false, deletionChild: 'End' });
+    expect(graph.node('End').deletionChild).toBeUndefined();
+    expect(loadGraph(JSON.parse(JSON.stringify(graph.toData()))).toData()).toEqual(graph.toData());
+  });
+
   test('reports every problem of a graph at once, and lists them in the message', () => {
     const error = (() => {
       try {

@@ -1,0 +1,335 @@
+// The promises of the pure step when the world misbehaves: a sidecar that forgets, a failed action,
+// events raised while nothing may move, deletion, a namespace torn down, a sidecar that refuses.
+import { describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
+import { defineGraph } from '../../src/graph/index.ts';
+import { findCondition } from '../../src/kube/conditions.ts';
+import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
+import { LifecycleSim, type ActionOutcome } from '../fixtures/lifecycle-sim.ts';
+
+const conditionOf = (sim: LifecycleSim, type: string) => findCondition(sim.status?.conditions ?? [], type);
+const outbox = (sim: LifecycleSim) => sim.status?.outbox ?? [];
+
+function settle(sim: LifecycleSim, limit = 50): void {
+  for (let i = 0; i < limit; i++) {
+    const effects = sim.reconcile();
+    if (effects.awaitingDelivery || (!effects.again && !effects.poll && effects.requeueAfterMs === undefined)) return;
+  }
+  throw new Error('did not settle');
+}
+
+/** Servicing fails on its first `failures` runs, every other action succeeds raising nothing. */
+const servicingFails = (failures: number) => (node: string, run: number): ActionOutcome => (node === 'Servicing' && run <= failures ? { fail: 'pg_dump: disk full' } : { events: [] });
+
+describe('a sidecar that forgets (a new epoch)', () => {
+  test('an idempotent action it lost is started again under the same id, counted in attempts, on the new epoch', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running', undefined, () => true);
+    sim.reconcile();
+    expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1', epoch: 'epoch-1', phase: 'Pending' });
+    sim.forgetSidecar();
+    const effects = sim.reconcile({ finishRunning: false });
+    expect(effects.status?.conditions).toBeDefined();
+    expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1', epoch: 'epoch-2', attempts: 2 });
+    expect(sim.started.get('uid-1-1')?.starts).toBe(2);
+    settle(sim);
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'True', reason: 'DesiredStateReached' });
+  });
+
+  test('a non-idempotent action it lost is never run again: Interrupted, naming the operation and the lost sidecar', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.reconcile();
+    sim.forgetSidecar();
+    settle(sim);
+    expect(sim.started.get('uid-1-1')?.starts).toBe(1);
+    expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1', phase: 'Failed', reason: 'Interrupted' });
+    const stalled = conditionOf(sim, 'Stalled');
+    expect(stalled).toMatchObject({ status: 'True', reason: 'Interrupted' });
+    expect(stalled?.message).toContain('operation uid-1-1');
+    expect(stalled?.message).toContain('epoch-1');
+    expect(stalled?.message).toContain('spec.retry');
+    expect(conditionOf(sim, 'Ready')?.status).toBe('False');
+    expect(outbox(sim).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toHaveLength(1);
+  });
+
+  test('a commit whose start went to no sidecar before the old one vanished is not guessed never-started: Interrupted', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.reconcile({ startOperation: false });
+    sim.forgetSidecar();
+    settle(sim);
+    expect(sim.started.size).toBe(0);
+    expect(conditionOf(sim, 'Stalled')?.reason).toBe('Interrupted');
+  });
+
+  test('a retry of an interrupted action runs it under a new id; the retry policy never re-runs it by itself', () => {
+    const graph = defineGraph({ name: 'g', entry: 'Start', nodes: { Start: { children: ['Work'] }, Work: { children: ['End'], retry: { attempts: 5, backoffMs: 0 } }, End: {} } });
+    const sim = new LifecycleSim(graph, 'Work');
+    sim.reconcile();
+    sim.forgetSidecar();
+    settle(sim);
+    expect(conditionOf(sim, 'Stalled')?.reason).toBe('Interrupted');
+    expect(sim.started.size).toBe(1);
+    sim.setSpec({ retry: 'again' });
+    settle(sim);
+    expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1.1', phase: 'Succeeded', retry: 'again' });
+    expect(conditionOf(sim, 'Ready')?.status).toBe('True');
+  });
+});
+
+describe('events the sidecar observed', () => {
+  test('a new resource is not offered what the sidecar observed before it looked', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.raise('Stopping');
+    settle(sim);
+    expect(sim.status?.state).toBe('Running');
+    expect(sim.status?.observedSequence).toBe(1);
+    expect(sim.status?.observedEpoch).toBe('epoch-1');
+  });
+
+  test('after the sidecar restarts without its journal, its new events are offered although their sequence restarted below the old one', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    for (let i = 0; i < 5; i++) sim.raise('Servicing');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Servicing');
+    settle(sim);
+    expect(sim.status?.state).toBe('Running');
+    expect(sim.status?.observedSequence).toBe(5);
+    sim.forgetSidecar();
+    sim.raise('Stopping');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Stopping');
+    expect(sim.status).toMatchObject({ observedEpoch: 'epoch-2', observedSequence: 1 });
+  });
+
+  test('an event observed while paused, while the outbox is full or while an action failed is offered again later', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    sim.setSpec({ paused: true });
+    sim.raise('Stopping');
+    settle(sim);
+    expect(sim.status?.state).toBe('Running');
+    sim.outboxLimit = 1;
+    sim.setSpec({ paused: false });
+    settle(sim);
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('EventsBackpressure');
+    expect(sim.status?.state).toBe('Running');
+    sim.outboxLimit = 64;
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Stopping');
+    expect(sim.status?.lastTransition?.events).toContain('Stopping');
+  });
+
+  test('a trigger raised by the action wins over an unreachable desired node', () => {
+    const graph = defineGraph({
+      name: 'g',
+      entry: 'A',
+      nodes: { A: { children: ['B'] }, B: { triggers: ['Err'], children: ['C'] }, C: { children: ['End'] }, Err: { children: ['End'] }, End: {} },
+    });
+    const sim = new LifecycleSim(graph, 'B', (node) => (node === 'B' ? { events: ['Err'] } : { events: [] }));
+    sim.reconcile();
+    sim.reconcile({ finishRunning: false });
+    sim.setDesired('A'); // unreachable from B
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Err');
+    expect(conditionOf(sim, 'Stalled')?.reason).not.toBe('UnreachableState');
+  });
+});
+
+describe('Ready never over a failed action', () => {
+  test('a spec edit that keeps desiredState (paused toggled) leaves a failed action stalled: no Ready, no converged event', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(1));
+    sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+    settle(sim);
+    expect(conditionOf(sim, 'Stalled')?.reason).toBe('ActionFailed');
+    for (const paused of [true, false]) {
+      sim.setSpec({ paused });
+      settle(sim);
+    }
+    expect(conditionOf(sim, 'Ready')?.status).toBe('False');
+    expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
+    expect(sim.status?.operation?.phase).toBe('Failed');
+    expect(outbox(sim).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.converged && e.subject === 'Servicing')).toHaveLength(0);
+  });
+
+  test('a new spec.retry runs the failed action again under a new operation id, then Ready', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(1));
+    settle(sim);
+    const failed = sim.status!.operation!.id;
+    expect(conditionOf(sim, 'Stalled')?.message).toContain('set spec.retry to a new value');
+    sim.setSpec({ retry: '1' });
+    const effects = sim.reconcile({ finishRunning: false });
+    expect(effects.startOperation?.id).toBe(`${failed}.1`);
+    expect(outbox(sim).at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.actionStarted, data: { reason: 'ActionRetrying' } });
+    settle(sim);
+    expect(sim.status?.operation).toMatchObject({ id: `${failed}.1`, phase: 'Succeeded', retries: 1, retry: '1' });
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'True', reason: 'DesiredStateReached' });
+    // The same value again is no new request.
+    sim.setSpec({ paused: false });
+    expect(sim.reconcile().startOperation).toBeUndefined();
+  });
+
+  test('a retry policy runs the action again after its backoff, doubling, then stalls when its attempts are spent', () => {
+    const graph = defineGraph({ name: 'g', entry: 'Start', nodes: { Start: { children: ['Work'] }, Work: { children: ['End'], retry: { attempts: 3, backoffMs: 4_000 } }, End: {} } });
+    const sim = new LifecycleSim(graph, 'Work', () => ({ fail: 'flaky' }));
+    sim.reconcile();
+    const waiting = sim.reconcile();
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('ActionRetrying');
+    expect(conditionOf(sim, 'Stalled')?.status).toBe('False');
+    expect(waiting.requeueAfterMs).toBe(4_000);
+    sim.clock += 4;
+    expect(sim.reconcile().startOperation?.id).toBe('uid-1-1.1');
+    expect(sim.reconcile().requeueAfterMs).toBe(8_000);
+    sim.clock += 8;
+    expect(sim.reconcile().startOperation?.id).toBe('uid-1-1.2');
+    sim.reconcile();
+    expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
+    expect(conditionOf(sim, 'Stalled')?.message).toContain('after 3 runs');
+    expect(sim.started.size).toBe(3);
+  });
+
+  test('moving on from a failed action takes a new desiredState; the failure on the way is not skipped by another edit', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(9));
+    sim.spec = { ...sim.spec, desiredState: 'End', onLeaf: 'Keep' };
+    settle(sim);
+    expect(sim.status?.state).toBe('Servicing');
+    expect(conditionOf(sim, 'Stalled')?.reason).toBe('ActionFailed');
+    sim.setSpec({ paused: false });
+    settle(sim);
+    expect(sim.status?.state).toBe('Servicing');
+    sim.setDesired('Running');
+    settle(sim);
+    expect(sim.status?.state).toBe('Running');
+    expect(conditionOf(sim, 'Ready')?.status).toBe('True');
+  });
+
+  test('desiredState moved to the node whose action failed: still not Ready', () => {
+    const sim = new LifecycleSim(databaseGraph, 'End', servicingFails(9));
+    settle(sim);
+    expect(sim.status?.state).toBe('Servicing');
+    sim.setDesired('Servicing');
+    settle(sim);
+    expect(conditionOf(sim, 'Ready')?.status).toBe('False');
+  });
+});
+
+describe('deletion', () => {
+  test('a cancellable running action is cancelled when deletion starts, then the default path goes on', () => {
+    const graph = defineGraph({
+      name: 'db',
+      entry: 'Start',
+      nodes: { Start: { children: ['Running'] }, Running: { children: ['Backup', 'Stopping'] }, Backup: { children: ['Running', 'Stopping'], cancellable: true }, Stopping: { children: ['End'] }, End: {} },
+    });
+    const sim = new LifecycleSim(graph, 'Backup');
+    settle(sim);
+    sim.setDesired('Running');
+    settle(sim);
+    sim.setDesired('Backup');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Backup');
+    sim.delete();
+    const effects = sim.reconcile({ finishRunning: false });
+    expect(effects.cancelOperation).toBe(sim.status?.operation?.id);
+    settle(sim);
+    expect(sim.status?.path.slice(-3)).toEqual(['Backup', 'Stopping', 'End']);
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.finished).toBe('removeFinalizer');
+  });
+
+  test('a node that declares onDelete is left that way', () => {
+    const graph = defineGraph({
+      name: 'g',
+      entry: 'Start',
+      nodes: { Start: { children: ['Serving'] }, Serving: { children: ['Drain', 'Crash'], onDelete: 'Drain' }, Drain: { children: ['End'] }, Crash: { children: ['End'] }, End: {} },
+    });
+    const sim = new LifecycleSim(graph, 'Serving');
+    settle(sim);
+    sim.delete();
+    settle(sim);
+    expect(sim.status?.path).toEqual(['Start', 'Serving', 'Drain', 'End']);
+  });
+
+  test('a namespace torn down with its sidecar: the finalizer goes after the grace period, with a stalled event saying what was abandoned', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.tick = 10;
+    settle(sim);
+    sim.delete();
+    sim.namespaceTerminating = true;
+    sim.sidecarDown = true;
+    sim.reconcile();
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('SidecarUnavailable');
+    expect(sim.finished).toBeUndefined();
+    for (let i = 0; i < 6 && conditionOf(sim, 'Stalled')?.status !== 'True'; i++) sim.reconcile();
+    const stalled = conditionOf(sim, 'Stalled');
+    expect(stalled?.reason).toBe('DeletionAbandoned');
+    expect(stalled?.message).toContain('namespace is terminating');
+    expect(stalled?.message).toContain('not driven to End');
+    expect(outbox(sim).at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.stalled, data: { reason: 'DeletionAbandoned' } });
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.finished).toBe('removeFinalizer');
+  });
+
+  test('the abandon annotation releases a deleted resource at once, once its stalled event is out', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    settle(sim);
+    sim.delete();
+    sim.abandonRequested = true;
+    sim.reconcile();
+    expect(conditionOf(sim, 'Stalled')?.reason).toBe('DeletionAbandoned');
+    sim.deliverAll();
+    sim.reconcile();
+    expect(sim.finished).toBe('removeFinalizer');
+  });
+
+  test('a leaf whose last write is due with every event already delivered ends at once (again), not at the next poll', () => {
+    const sim = new LifecycleSim(databaseGraph, 'End');
+    settle(sim);
+    sim.deliverAll();
+    sim.setSpec({ paused: false });
+    const effects = sim.reconcile();
+    expect(effects.status).toBeDefined();
+    expect(effects.again).toBe(true);
+    expect(effects.poll).toBeUndefined();
+  });
+});
+
+describe('what events say', () => {
+  test('data.desired is spec.desiredState on action.succeeded, action.failed and stalled events', () => {
+    const sim = new LifecycleSim(databaseGraph, 'End', servicingFails(1));
+    settle(sim);
+    const byType = (type: string) => outbox(sim).filter((e) => e.type === type);
+    for (const type of [LIFECYCLE_EVENT_TYPES.actionSucceeded, LIFECYCLE_EVENT_TYPES.actionFailed, LIFECYCLE_EVENT_TYPES.stalled]) {
+      expect(byType(type).length, type).toBeGreaterThan(0);
+      for (const event of byType(type)) expect(event.data.desired, type).toBe('End');
+    }
+  });
+});
+
+describe('the sidecar refuses or is missing', () => {
+  test('no action is committed while the sidecar does not answer: SidecarUnavailable, nothing started', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.sidecarDown = true;
+    const effects = sim.reconcile();
+    expect(sim.status?.state).toBe('Start');
+    expect(effects.startOperation).toBeUndefined();
+    expect(conditionOf(sim, 'Ready')?.reason).toBe('SidecarUnavailable');
+  });
+
+  test('a refused start is said on the CR (waiting when busy, stalled when misconfigured) and tried again after its delay', () => {
+    for (const refusal of [
+      { reason: 'SidecarBusy', stall: false, retryAfterMs: 5_000 },
+      { reason: 'SidecarRefused', stall: true, retryAfterMs: 60_000 },
+    ]) {
+      const sim = new LifecycleSim(databaseGraph, 'Running');
+      sim.reconcile({ startOperation: false });
+      const id = sim.status!.operation!.id;
+      const effects = sim.reconcile({ finishRunning: false, startOperation: false, startRefused: { operation: id, message: 'no', ...refusal } });
+      expect(effects.startOperation?.id).toBe(id);
+      expect(effects.requeueAfterMs).toBe(refusal.retryAfterMs);
+      expect(conditionOf(sim, 'Ready')?.reason).toBe(refusal.reason);
+      expect(conditionOf(sim, 'Stalled')?.status).toBe(refusal.stall ? 'True' : 'False');
+    }
+  });
+});
