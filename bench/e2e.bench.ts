@@ -175,7 +175,7 @@ function transitionStatus(subject: Subject): LifecycleStatus {
   const effects = step({
     model: { graph: subject.graph, planner: createPlanner(subject.graph) },
     resource: { uid: '00000000-0000-0000-0000-000000000000', generation: 1, deleting: false, spec: { desiredState: subject.firstHop }, status: undefined },
-    sidecar: { kind: 'answered', observedEvents: [] },
+    sidecar: { kind: 'answered', epoch: '00000000-0000-0000-0000-000000000000', observedEvents: [] },
     delivered: 0,
     now: new Date().toISOString(),
     outboxLimit: 64,

@@ -22,6 +22,7 @@ interface RunFlags extends CrdNameFlags {
   sidecarTokenFile?: string;
   pollInterval: string;
   resyncPeriod: string;
+  teardownGrace: string;
   [flag: string]: unknown;
 }
 
@@ -39,7 +40,8 @@ export function runCommand(): Command {
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
     .option('--sidecar-token-file <file>', 'bearer token for sidecars (CRs may name a Secret in spec.sidecar.tokenSecretRef instead)')
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
-    .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600');
+    .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')
+    .option('--teardown-grace <seconds>', 'a deleted CR whose namespace is terminating and whose sidecar does not answer is released (finalizer removed, deletion abandoned) after this long', '60');
   addControllerRuntimeFlags(command);
   return command.action(
     runAction('run', async (flags: RunFlags) => {
@@ -53,6 +55,8 @@ export function runCommand(): Command {
       if (!(pollIntervalMs > 0)) throw new CliError(EXIT.usage, `--poll-interval: expected a positive number of seconds, got "${flags.pollInterval}"`);
       const resyncPeriodMs = Number(flags.resyncPeriod) * 1000;
       if (!(resyncPeriodMs >= 0)) throw new CliError(EXIT.usage, `--resync-period: expected a number of seconds >= 0, got "${flags.resyncPeriod}"`);
+      const teardownGraceMs = Number(flags.teardownGrace) * 1000;
+      if (!(teardownGraceMs >= 0)) throw new CliError(EXIT.usage, `--teardown-grace: expected a number of seconds >= 0, got "${flags.teardownGrace}"`);
       // Loaded here, not at the top: every other okt command starts faster without them.
       const [{ createLogger }, { startOperator }] = await Promise.all([import('../controller/logger.ts'), import('../controller/lifecycle/index.ts')]);
       const logger = createLogger({ level: settings.logLevel });
@@ -70,6 +74,7 @@ export function runCommand(): Command {
         events: { mode: flags.eventMode, ...(flags.sink === undefined ? {} : { sink: flags.sink }) },
         pollIntervalMs,
         resyncPeriodMs,
+        teardownGraceMs,
         logger,
         ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
         ...(flags.labelSelector === undefined ? {} : { labelSelector: flags.labelSelector }),

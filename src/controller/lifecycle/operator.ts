@@ -22,6 +22,8 @@ export interface OperatorOptions {
   leaderElection?: ManagerLeaderElection | false;
   pollIntervalMs?: number;
   resyncPeriodMs?: number;
+  /** How long a deleted CR in a terminating namespace waits for its vanished sidecar. Default 60 s. */
+  teardownGraceMs?: number;
   outboxLimit?: number;
   logger?: Logger;
   /** Keep-alive connections to the API server for ordinary requests. Default 16. */
@@ -66,7 +68,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metrics: manager.metrics,
     logger,
     events,
-    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'outboxLimit']),
+    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'teardownGraceMs', 'outboxLimit']),
   });
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);
