@@ -78,47 +78,101 @@ export function checkEvents(db: DatabaseObject, events: readonly LifecycleEvent[
 
 export interface OperationTally {
   operations: number;
-  /** Operations the sidecar started again after a crash interrupted them (declared idempotent). */
+  /** Operations started again after a sidecar crash or memory loss interrupted them (declared idempotent). */
   reruns: number;
+  /** Failed actions run again under a new operation id (spec.retry). */
+  retried: number;
+}
+
+/** What the sidecar under test knows of reruns: crashes that found an operation unfinished, and losses of memory it may have been re-run after. */
+export interface RerunAllowance {
+  interruptions: ReadonlyMap<string, number>;
+  mayRerun: ReadonlyMap<string, number>;
 }
 
 /**
- * Each committed transition into a node with an action has exactly one operation `${uid}-${n}`, which
- * succeeded; it was attempted once, plus once per sidecar crash that interrupted it; its action ran
- * once, or (interrupted) at most once per attempt. No operation exists for a transition never committed.
+ * Each committed transition into a node with an action has its operations `${uid}-${n}`, then
+ * `${uid}-${n}.${k}` for each retry of a failure: every one Failed but the last, which Succeeded; each
+ * attempted once, plus once per sidecar crash or memory loss that interrupted it (and at most once more
+ * per memory loss while the CR still held it unfinished); its action ran once, or at most once per
+ * attempt. No operation exists for a transition never committed.
  */
 export function checkOperations(
   db: DatabaseObject,
   operations: ReadonlyMap<string, Operation>,
   runs: ReadonlyMap<string, number>,
-  interruptions: ReadonlyMap<string, number>,
+  allowance: RerunAllowance,
 ): OperationTally {
   const { uid, name } = db.metadata;
   const status = db.status!;
   expect(status.path.length, `${name}: path length against transition`).toBe(status.transition + 1);
   const expected: string[] = [];
   let reruns = 0;
+  let retried = 0;
   for (let n = 1; n <= status.transition; n++) {
     const node = status.path[n]!;
     expect(databaseGraph.node(status.path[n - 1] as never).children, `${name}: transition ${n}`).toContain(node);
     if (!databaseGraph.node(node as never).hasAction) continue;
-    const id = `${uid}-${n}`;
-    expected.push(id);
-    const operation = operations.get(id);
-    expect(operation?.phase, `${name}: operation ${id} (${node})`).toBe('Succeeded');
-    expect(operation?.node, `${name}: operation ${id}`).toBe(node);
-    const interrupted = interruptions.get(id) ?? 0;
-    expect(operation?.attempts, `${name}: attempts of ${id} (interrupted ${interrupted} times)`).toBe(1 + interrupted);
-    const ran = runs.get(id) ?? 0;
-    if (interrupted === 0) expect(ran, `${name}: runs of ${id}`).toBe(1);
-    else {
+    const ids = [`${uid}-${n}`];
+    while (operations.has(`${uid}-${n}.${ids.length}`)) ids.push(`${uid}-${n}.${ids.length}`);
+    retried += ids.length - 1;
+    ids.forEach((id, k) => {
+      expected.push(id);
+      const operation = operations.get(id);
+      expect(operation?.phase, `${name}: operation ${id} (${node})`).toBe(k === ids.length - 1 ? 'Succeeded' : 'Failed');
+      expect(operation?.node, `${name}: operation ${id}`).toBe(node);
+      const interrupted = allowance.interruptions.get(id) ?? 0;
+      const maybe = allowance.mayRerun.get(id) ?? 0;
+      expect(operation?.attempts, `${name}: attempts of ${id} (interrupted ${interrupted} times, forgotten ${maybe} more)`).toBeGreaterThanOrEqual(1 + interrupted);
+      expect(operation?.attempts, `${name}: attempts of ${id} (interrupted ${interrupted} times, forgotten ${maybe} more)`).toBeLessThanOrEqual(1 + interrupted + maybe);
+      const ran = runs.get(id) ?? 0;
       // A crash between the journal's acceptance and the action's start interrupts an action that never ran.
-      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times`).toBeGreaterThanOrEqual(1);
-      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times`).toBeLessThanOrEqual(1 + interrupted);
+      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times, forgotten ${maybe} more`).toBeGreaterThanOrEqual(1);
+      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times, forgotten ${maybe} more`).toBeLessThanOrEqual(1 + interrupted + maybe);
       reruns += ran - 1;
-    }
+    });
   }
   const ofThisCr = [...operations.keys()].filter((id) => id.startsWith(`${uid}-`)).sort();
   expect(ofThisCr, `${name}: operations on the sidecar against committed transitions`).toEqual(expected.sort());
-  return { operations: expected.length, reruns };
+  return { operations: expected.length, reruns, retried };
+}
+
+/** Ready=True only over a succeeded action (or none): status and conditions are written together, so this holds in every read. */
+export function readyOverFailure(db: DatabaseObject): string | undefined {
+  if (conditionOf(db, 'Ready')?.status !== 'True') return undefined;
+  const operation = db.status?.operation;
+  if (operation === undefined || operation.phase === 'Succeeded') return undefined;
+  return `${db.metadata.name}: Ready=True over operation ${operation.id} ${operation.phase} at ${db.status?.state}`;
+}
+
+/** The nodes deletion walks from `from`: each node's deletion child (its onDelete, else its default child), to a leaf. */
+export function deletionPath(from: string): string[] {
+  const path: string[] = [];
+  for (let at = databaseGraph.node(from as never); at.deletionChild !== undefined; at = databaseGraph.node(at.deletionChild)) path.push(at.deletionChild);
+  return path;
+}
+
+/**
+ * After a CR rested at `before` (its last status) was deleted and is gone: its stream holds every
+ * sequence up to the last without a gap, the transitions after `before.transition` walk exactly the
+ * deletion path, and exactly the actions of that path ran, once each, and succeeded.
+ */
+export function checkDeletion(before: DatabaseObject, events: readonly LifecycleEvent[], operations: ReadonlyMap<string, Operation>, runs: ReadonlyMap<string, number>): number {
+  const { uid, name } = before.metadata;
+  const status = before.status!;
+  const sequences = [...new Set(events.map((e) => Number(e.sequence)))].sort((a, b) => a - b);
+  expect(sequences, `${name}: every event up to the last, after its deletion`).toEqual(sequences.map((_, i) => i + 1));
+  const path = deletionPath(status.state);
+  const walked = events
+    .filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition && (e.data.transition as number) > status.transition)
+    .sort((a, b) => Number(a.sequence) - Number(b.sequence));
+  expect([...new Map(walked.map((e) => [e.data.transition, e.data.to])).values()], `${name}: deleted at ${status.state}, the path it was driven down`).toEqual(path);
+  const expected = path.flatMap((node, i) => (databaseGraph.node(node as never).hasAction ? [`${uid}-${status.transition + i + 1}`] : []));
+  const after = [...operations.keys()].filter((id) => id.startsWith(`${uid}-`) && Number(id.slice(uid.length + 1).split('.')[0]) > status.transition).sort();
+  expect(after, `${name}: the operations of its deletion`).toEqual(expected.sort());
+  for (const id of expected) {
+    expect(operations.get(id)?.phase, `${name}: deletion operation ${id}`).toBe('Succeeded');
+    expect(runs.get(id), `${name}: runs of deletion operation ${id}`).toBe(1);
+  }
+  return walked.length;
 }

@@ -1,5 +1,5 @@
 // A sidecar crash in the middle of an action that is NOT declared idempotent: the sidecar must not run
-// it again, so the CR must say so (Stalled, ActionFailed, naming the operation) and the sink must hear
+// it again, so the CR must say so (Stalled, Interrupted, naming the operation) and the sink must hear
 // it, never a silent loss; a change of the spec then moves the CR on.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ afterAll(async () => {
   await sink?.close();
 });
 
-test('a non-idempotent action interrupted by a sidecar crash: Stalled/ActionFailed naming the operation, a stalled event, then the spec moves it on', async () => {
+test('a non-idempotent action interrupted by a sidecar crash: Stalled/Interrupted naming the operation, a stalled event, then the spec moves it on', async () => {
   const created = await api.create(namespace, 'fragile', { desiredState: 'Servicing', onLeaf: 'Keep' });
   const id = `${created.metadata.uid}-2`;
   const pidFile = path.join(sidecar.dir, 'hung.pid');
@@ -50,10 +50,12 @@ test('a non-idempotent action interrupted by a sidecar crash: Stalled/ActionFail
   expect(stalled.status?.state).toBe('Servicing');
   expect(stalled.status?.operation).toMatchObject({ id, node: 'Servicing', phase: 'Failed' });
   const condition = conditionOf(stalled, 'Stalled')!;
-  expect(condition.reason).toBe('ActionFailed');
+  expect(condition.reason).toBe('Interrupted');
   expect(condition.message).toContain(`operation ${id}`);
   expect(condition.message).toContain('the sidecar stopped while the action ran');
-  expect(conditionOf(stalled, 'Ready')).toMatchObject({ status: 'False', reason: 'ActionFailed' });
+  expect(condition.message).toContain('spec.retry');
+  expect(conditionOf(stalled, 'Ready')).toMatchObject({ status: 'False', reason: 'Interrupted' });
+  expect(stalled.status?.operation).toMatchObject({ reason: 'Interrupted', desired: 'Servicing' });
 
   const operation = sidecar.operations().get(id);
   expect(operation).toMatchObject({ phase: 'Failed', reason: 'Interrupted', attempts: 1 });
@@ -62,7 +64,7 @@ test('a non-idempotent action interrupted by a sidecar crash: Stalled/ActionFail
   await waitFor('the stalled event at the sink', async () => (hasAllEvents(stalled, eventsByUid(sink.received)) ? true : undefined), 30_000);
   const stream = eventsByUid(sink.received).get(created.metadata.uid) ?? [];
   expect(stream.find((e) => e.type === LIFECYCLE_EVENT_TYPES.actionFailed)?.data.operation).toMatchObject({ id, phase: 'Failed' });
-  expect(stream.find((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)?.data).toMatchObject({ reason: 'ActionFailed', to: 'Servicing' });
+  expect(stream.find((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)?.data).toMatchObject({ reason: 'Interrupted', to: 'Servicing', desired: 'Servicing' });
 
   // The user decides: back to Running. The failed operation is not retried; the CR moves on from it.
   await api.patchSpec(namespace, 'fragile', { desiredState: 'Running' });

@@ -1,25 +1,29 @@
 // A fault-injection run: many CRs walk the database graph while fast-check-chosen faults hit the
-// operator, the API server, the sidecar and the event sink; then every invariant is checked.
+// operator, the API server, the sidecar (crashed, or losing its journal), the event sink, the actions
+// (a failure the walker retries) and a second namespace (torn down with its sidecar); then every
+// invariant is checked, and every CR is deleted and checked to go down its graph's default path.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { createPlanner } from '../../../src/plan/index.ts';
+import { LIFECYCLE_EVENT_TYPES } from '../../../src/events/index.ts';
 import type { ControlPlane } from '../../../src/cluster/index.ts';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { createNamespace, mergePatch } from '../helpers/cluster.ts';
-import { DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
-import { checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt } from './checks.ts';
+import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
+import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
 export interface Fault {
   kind: FaultKind;
   afterTransitions: number;
-  /** operator: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes. */
+  /** operator: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes; the others: unused. */
   forMs: number;
 }
 
@@ -52,7 +56,15 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   sidecar: { min: 0, max: 1500 },
   sink: { min: 200, max: 3000 },
   rival: { min: 300, max: 2000 },
+  'sidecar-forgets': { min: 0, max: 0 },
+  'sidecar-replaced': { min: 0, max: 0 },
+  'action-fails': { min: 0, max: 0 },
+  teardown: { min: 0, max: 0 },
 };
+
+/** CRs in the namespace the teardown fault deletes, with a sidecar of their own that goes with it. */
+const TEARDOWN_CRS = 2;
+const TEARDOWN_GRACE_SECONDS = 2;
 
 export interface ScenarioBounds {
   kinds: readonly FaultKind[];
@@ -64,11 +76,11 @@ export interface ScenarioBounds {
   replicas: readonly number[];
 }
 
-/** Walks: into the Running/Servicing loop, around it, and out to Stopping; faults spread over the walk. */
+/** Walks: into the Running/Servicing loop, around it, and to where deletion finds it (Running, Servicing or Stopping); faults spread over the walk. */
 export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario> {
   const walk = fc
-    .array(fc.constantFrom(...LOOPED), { minLength: bounds.loops.min, maxLength: bounds.loops.max })
-    .map((targets) => [...targets.filter((t, i) => i === 0 || targets[i - 1] !== t), 'Stopping']);
+    .tuple(fc.array(fc.constantFrom(...LOOPED), { minLength: bounds.loops.min, maxLength: bounds.loops.max }), fc.constantFrom('Running', 'Servicing', 'Stopping'))
+    .map(([loop, last]) => [...loop, last].filter((t, i, all) => i === 0 || all[i - 1] !== t));
   return fc
     .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas) })
     .chain(({ walks, replicas }) => {
@@ -100,7 +112,14 @@ export interface RunTally {
   faults: Record<FaultKind, number>;
   /** Sidecar crashes that found an action running. */
   interruptedOperations: number;
+  /** Operations a sidecar that lost its memory may have re-run (their CR still held them unfinished). */
+  forgottenOperations: number;
   reruns: number;
+  /** Failed actions run again through spec.retry. */
+  retried: number;
+  /** CRs deleted after the walk and driven down their default path; CRs abandoned in a torn-down namespace. */
+  deleted: number;
+  abandoned: number;
   operations: number;
   events: number;
   redeliveries: number;
@@ -119,19 +138,28 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const started = Date.now();
   const { kc } = env;
   const namespace = await createNamespace(kc, 'okt-faults');
+  const runLabel = { 'okt-faults': namespace };
   const sidecar = await SidecarUnderTest.start({ idempotent: true });
   const sink = await SinkUnderTest.start();
+  const tearingDown = scenario.faults.some((f) => f.kind === 'teardown');
+  const teardown = tearingDown ? await TeardownUnderTest.start(kc, runLabel) : undefined;
   const operators = new OperatorsUnderTest({
     kc, namespace, sidecar, sink, replicas: scenario.replicas,
+    labelSelector: `okt-faults=${namespace}`, teardownGraceSeconds: TEARDOWN_GRACE_SECONDS,
     ...(env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
   });
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-  const progress = { transitions: 0, walked: false };
+  const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [] };
   const rival = { writes: 0 };
   try {
     const names = scenario.walks.map((_, i) => `db-${i}`);
     const api = databases(kc);
-    await Promise.all(names.map((name, i) => api.create(namespace, name, { desiredState: scenario.walks[i]![0]!, onLeaf: 'Keep' })));
+    await Promise.all(names.map((name, i) => api.create(namespace, name, { desiredState: scenario.walks[i]![0]!, onLeaf: 'Keep' }, runLabel)));
+    // What the CRs' status holds unfinished right now: a sidecar that forgets may run those again.
+    const heldUnfinished = async () => new Set((await list(kc, namespace)).flatMap((db) => {
+      const op = db.status?.operation;
+      return op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase) ? [op.id] : [];
+    }));
 
     const inject = async (fault: Fault): Promise<void> => {
       faults[fault.kind] += 1;
@@ -149,6 +177,17 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           await sidecar.kill();
           await sleep(fault.forMs);
           await sidecar.restart();
+          break;
+        case 'sidecar-forgets':
+        case 'sidecar-replaced':
+          if (!progress.walked) await sidecar.waitForRunningAction(3000);
+          await sidecar.forget(fault.kind === 'sidecar-forgets' ? 'kill' : 'term', heldUnfinished);
+          break;
+        case 'action-fails':
+          sidecar.failNext();
+          break;
+        case 'teardown':
+          await teardown!.tearDown();
           break;
         case 'sink':
           await sink.close();
@@ -172,10 +211,11 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const runs = sidecar.runs();
     const tally: RunTally = {
       runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
-      reruns: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
+      forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
       walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
     };
+    expect(progress.readyOverFailure, 'Ready=True over an action that did not succeed, in any read during the walk').toEqual([]);
     const byUid = eventsByUid(sink.received);
     for (const db of settled) {
       const walked = scenario.walks[names.indexOf(db.metadata.name)]!;
@@ -184,10 +224,21 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
       tally.events += events.events;
       tally.redeliveries += events.redeliveries;
-      const ops = checkOperations(db, operations, runs, sidecar.interruptions);
+      const ops = checkOperations(db, operations, runs, sidecar);
       tally.operations += ops.operations;
       tally.reruns += ops.reruns;
+      tally.retried += ops.retried;
     }
+    expect(tally.retried, 'failed actions retried through spec.retry, as the walker saw them stall').toBe(progress.retried);
+
+    // Deletion from wherever each walk ended: down the default path, exactly its actions, every event out.
+    await Promise.all(names.map((name) => api.remove(namespace, name)));
+    await waitUntilGone(kc, namespace, names.length, 60_000);
+    await waitFor(() => settled.every((db) => lastEventIsLeaf(sink, db.metadata.uid)), 30_000, 'the last events of the deleted CRs at the sink');
+    const after = eventsByUid(sink.received);
+    for (const db of settled) tally.transitions += checkDeletion(db, after.get(db.metadata.uid) ?? [], sidecar.operations(), sidecar.runs());
+    tally.deleted = settled.length;
+    if (teardown !== undefined) tally.abandoned = await teardown.check(sink);
     tally.seconds = seconds(Date.now() - started);
     return tally;
   } catch (error) {
@@ -196,12 +247,105 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   } finally {
     await operators.stop();
     await sidecar.stop();
+    await teardown?.stop();
     await sink.close();
   }
 }
 
+/** Whether the sink's newest transition event of a CR entered a leaf (deletion's end). */
+function lastEventIsLeaf(sink: SinkUnderTest, uid: string): boolean {
+  const transitions = (eventsByUid(sink.received).get(uid) ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition);
+  const last = transitions.sort((a, b) => Number(a.sequence) - Number(b.sequence)).at(-1);
+  return last !== undefined && databaseGraph.node(last.data.to as never).isLeaf;
+}
+
+async function waitFor(ready: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function waitUntilGone(kc: KubeConfig, namespace: string, count: number, timeoutMs: number): Promise<void> {
+  let left: DatabaseObject[] = [];
+  await waitFor(async () => {
+    try {
+      left = await list(kc, namespace);
+      return left.length === 0;
+    } catch {
+      return false;
+    }
+  }, timeoutMs, `${count} deleted CRs to be gone; left: ${left.map((db) => `${db.metadata.name} at ${db.status?.state} (${conditionOf(db, 'Ready')?.reason}: ${conditionOf(db, 'Ready')?.message})`).join('; ')}`);
+}
+
+/**
+ * A namespace with CRs whose sidecar is their own: the teardown fault kills that sidecar and deletes
+ * the namespace and its CRs (what the namespace controller would do). Each CR must be released after
+ * the grace period, its stream ending with a stalled event saying the deletion was abandoned.
+ */
+class TeardownUnderTest {
+  readonly #kc: KubeConfig;
+  readonly namespace: string;
+  readonly sidecar: SidecarUnderTest;
+  readonly #names: string[];
+  #uids: string[] = [];
+  #torn = false;
+
+  private constructor(kc: KubeConfig, namespace: string, sidecar: SidecarUnderTest, names: string[]) {
+    this.#kc = kc;
+    this.namespace = namespace;
+    this.sidecar = sidecar;
+    this.#names = names;
+  }
+
+  static async start(kc: KubeConfig, labels: Record<string, string>): Promise<TeardownUnderTest> {
+    const namespace = await createNamespace(kc, 'okt-teardown');
+    const sidecar = await SidecarUnderTest.start({ idempotent: false });
+    const names = Array.from({ length: TEARDOWN_CRS }, (_, i) => `doomed-${i}`);
+    const api = databases(kc);
+    const created = await Promise.all(names.map((name) => api.create(namespace, name, { desiredState: 'Running', onLeaf: 'Keep', sidecar: { url: sidecar.url } }, labels)));
+    const teardown = new TeardownUnderTest(kc, namespace, sidecar, names);
+    teardown.#uids = created.map((db) => db.metadata.uid);
+    return teardown;
+  }
+
+  /** Once its CRs rest at Running: the sidecar goes, then the namespace and its CRs are deleted. */
+  async tearDown(): Promise<void> {
+    await waitFor(async () => (await list(this.#kc, this.namespace)).every((db) => isSettledAt(db, 'Running')), 60_000, 'the teardown CRs at Running');
+    await this.sidecar.kill();
+    await this.#kc.makeApiClient(CoreV1Api).deleteNamespace({ name: this.namespace });
+    const api = databases(this.#kc);
+    await Promise.all(this.#names.map((name) => api.remove(this.namespace, name)));
+    this.#torn = true;
+  }
+
+  /** Every CR gone, each stream complete and ending with the stalled event of an abandoned deletion. */
+  async check(sink: SinkUnderTest): Promise<number> {
+    expect(this.#torn, 'the teardown fault ran').toBe(true);
+    await waitUntilGone(this.#kc, this.namespace, this.#names.length, (4 * TEARDOWN_GRACE_SECONDS + 30) * 1000);
+    await waitFor(() => this.#uids.every((uid) => (eventsByUid(sink.received).get(uid) ?? []).some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled && e.data.reason === 'DeletionAbandoned')), 30_000, 'the stalled events of the abandoned CRs');
+    const byUid = eventsByUid(sink.received);
+    for (const uid of this.#uids) {
+      const stream = [...(byUid.get(uid) ?? [])].sort((a, b) => Number(a.sequence) - Number(b.sequence));
+      const sequences = [...new Set(stream.map((e) => Number(e.sequence)))];
+      expect(sequences, `teardown CR ${uid}: every event up to the last`).toEqual(sequences.map((_, i) => i + 1));
+      const last = stream.at(-1)!;
+      expect(last.type, `teardown CR ${uid}: its last event`).toBe(LIFECYCLE_EVENT_TYPES.stalled);
+      expect(last.data.reason).toBe('DeletionAbandoned');
+      expect(String(last.data.message)).toContain('namespace is terminating');
+    }
+    for (const [id, count] of this.sidecar.runs()) expect(count, `teardown operation ${id}: runs`).toBe(1);
+    return this.#uids.length;
+  }
+
+  async stop(): Promise<void> {
+    await this.sidecar.stop();
+  }
+}
+
 /** Faults of one kind one after the other; kinds overlap, as independent failures do. */
-async function injectAll(faults: readonly Fault[], progress: { transitions: number; walked: boolean }, inject: (f: Fault) => Promise<void>, log: (line: string) => void): Promise<void> {
+async function injectAll(faults: readonly Fault[], progress: WalkProgress, inject: (f: Fault) => Promise<void>, log: (line: string) => void): Promise<void> {
   await Promise.all(
     FAULT_KINDS.map(async (kind) => {
       for (const fault of faults.filter((f) => f.kind === kind)) {
@@ -213,11 +357,21 @@ async function injectAll(faults: readonly Fault[], progress: { transitions: numb
   );
 }
 
+interface WalkProgress {
+  transitions: number;
+  walked: boolean;
+  /** spec.retry patches the walker made for CRs stalled by a failed action. */
+  retried: number;
+  /** Every read in which a CR was Ready over an action that did not succeed. */
+  readyOverFailure: string[];
+}
+
 /**
  * Moves each CR to the next node of its walk once it rests at the current one, reading all CRs with one
- * LIST per tick. API errors (the API server restarting) are ridden out; the spec it holds is the truth.
+ * LIST per tick; a CR stalled by a failed action gets a new spec.retry, as its user would. API errors
+ * (the API server restarting) are ridden out; the spec it holds is the truth.
  */
-async function walk(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], progress: { transitions: number }): Promise<void> {
+async function walk(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], progress: WalkProgress): Promise<void> {
   const api = databases(kc);
   const at = new Map(names.map((name) => [name, 0]));
   const deadline = Date.now() + WALK_TIMEOUT_MS;
@@ -233,6 +387,10 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
     }
     last = items;
     progress.transitions = items.reduce((sum, db) => sum + (db.status?.transition ?? 0), 0);
+    for (const db of items) {
+      const lie = readyOverFailure(db);
+      if (lie !== undefined) progress.readyOverFailure.push(lie);
+    }
     let done = true;
     await Promise.all(
       items.map(async (db) => {
@@ -243,6 +401,15 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
         if (step + 1 < plan.length && db.spec.desiredState === plan[step + 1]) at.set(name, ++step);
         if (!isSettledAt(db, plan[step]!)) {
           done = false;
+          const stalled = conditionOf(db, 'Stalled');
+          if (stalled?.status === 'True' && stalled.reason === 'ActionFailed' && stalled.observedGeneration === db.metadata.generation) {
+            try {
+              await api.patchSpec(namespace, name, { retry: `after-${db.status?.operation?.id}` });
+              progress.retried += 1;
+            } catch {
+              // Tried again on the next tick.
+            }
+          }
           return;
         }
         if (step + 1 === plan.length) return;

@@ -2,7 +2,7 @@
 // bring back: the sidecar (a child process with a file journal), the event sink (a receiver on a fixed
 // port), and the operator replicas (`okt run` children, restarted like a kubelet restarts a pod).
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,16 +25,22 @@ export interface SidecarUnderTestOptions {
 
 /**
  * `okt sidecar` as a child process on a fixed port with a journal file. Every action first appends its
- * operation id to runs.log, so the runs of each operation can be counted independently of the sidecar.
+ * operation id to runs.log, so the runs of each operation can be counted independently of the sidecar;
+ * an action that finds the file fail-next takes it and fails (exit 3). The sidecar can lose its memory
+ * (its journal is moved aside and kept for the checks): a new epoch.
  */
 export class SidecarUnderTest {
   readonly dir: string;
   readonly port: number;
   readonly url: string;
   readonly token = TOKEN;
-  /** Operation id -> how many sidecar crashes found it accepted but not finished (the journal's view). */
+  /** Operation id -> how many sidecar crashes or memory losses found it accepted but not finished (the journal's view). */
   readonly interruptions = new Map<string, number>();
+  /** Operation id -> memory losses that found it finished in the journal while a CR's status still held it unfinished: it may run again. */
+  readonly mayRerun = new Map<string, number>();
   crashes = 0;
+  /** Journals of the epochs it forgot, oldest first. */
+  readonly #formerJournals: string[] = [];
   #process: SidecarProcess | undefined;
 
   private constructor(dir: string, port: number) {
@@ -47,7 +53,7 @@ export class SidecarUnderTest {
     const dir = mkdtempSync(path.join(tmpdir(), 'okt-fault-sidecar-'));
     const sidecar = new SidecarUnderTest(dir, await freePort());
     writeFileSync(path.join(dir, 'token'), TOKEN);
-    const script = options.script ?? 'sleep 0.05';
+    const script = `if rm fail-next 2>/dev/null; then echo "okt-test: told to fail" >&2; exit 3; fi; ${options.script ?? 'sleep 0.05'}`;
     const nodes: Record<string, unknown> = {};
     for (const name of databaseGraph.nodeNames) {
       if (!databaseGraph.node(name).hasAction) continue;
@@ -75,9 +81,40 @@ export class SidecarUnderTest {
     return path.join(this.dir, 'journal.jsonl');
   }
 
-  /** The latest journal record of every operation, read from the file (a torn last line is ignored). */
+  /** The latest journal record of every operation over every epoch, read from the files (a torn last line is ignored). */
   operations(): Map<string, Operation> {
-    return new Map([...replayJournal(readJournal(this.journalFile))].map(([id, record]) => [id, record.operation]));
+    const records = [...this.#formerJournals, this.journalFile].flatMap((file) => readJournal(file));
+    return new Map([...replayJournal(records)].map(([id, record]) => [id, record.operation]));
+  }
+
+  /** The next action to start fails (once). */
+  failNext(): void {
+    writeFileSync(path.join(this.dir, 'fail-next'), '');
+  }
+
+  /**
+   * The sidecar loses its memory mid-walk, as a container restarted without its journal volume (`kill`)
+   * or a rolling update to a new Pod (`term`: it stops its actions first) does: it comes back with an
+   * empty journal, a new epoch. `heldUnfinished` reads which operations the CRs' status still hold
+   * unfinished (those may run again when idempotent).
+   */
+  async forget(how: 'kill' | 'term', heldUnfinished: () => Promise<Set<string>>): Promise<void> {
+    const running = this.#process;
+    this.#process = undefined;
+    if (running !== undefined) {
+      running.child.kill(how === 'kill' ? 'SIGKILL' : 'SIGTERM');
+      await running.exited;
+    }
+    const unfinished = new Set(this.unfinished());
+    for (const id of unfinished) this.interruptions.set(id, (this.interruptions.get(id) ?? 0) + 1);
+    for (const id of await heldUnfinished()) if (!unfinished.has(id)) this.mayRerun.set(id, (this.mayRerun.get(id) ?? 0) + 1);
+    if (existsSync(this.journalFile)) {
+      const former = path.join(this.dir, `journal.epoch-${this.#formerJournals.length}.jsonl`);
+      renameSync(this.journalFile, former);
+      this.#formerJournals.push(former);
+    }
+    this.crashes += 1;
+    this.#process = await spawnSidecarProcess(this.configFile);
   }
 
   /** Operation id -> how many times its action started, from runs.log. */
@@ -179,6 +216,10 @@ export interface OperatorsOptions {
   sink: SinkUnderTest;
   /** 1: a single operator; 2: two replicas with leader election (short lease). */
   replicas: number;
+  /** Watch the CRs with these labels in every namespace, instead of `namespace` alone (which keeps the Lease). */
+  labelSelector?: string;
+  /** okt run --teardown-grace, in seconds. */
+  teardownGraceSeconds?: number;
 }
 
 const LEASE = 'okt-faults';
@@ -230,15 +271,20 @@ export class OperatorsUnderTest {
   }
 
   #spawn(slot: number): void {
-    const { namespace, sidecar, sink, replicas, kubeconfigPath } = this.#options;
+    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds } = this.#options;
     const identity = `replica-${slot}-${this.#generation++}`;
     const election = replicas > 1
       ? ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', LEASE, '--leader-election-identity', identity,
          '--lease-duration', '3', '--renew-deadline', '2', '--retry-period', '0.5']
       : [];
+    const scope = labelSelector === undefined ? { namespace } : {};
     const child = spawnOperator({
-      namespace, sidecarUrl: sidecar.url, token: sidecar.token,
-      extra: ['--sink', sink.url, '--log-level', 'warn', ...election],
+      ...scope, sidecarUrl: sidecar.url, token: sidecar.token,
+      extra: [
+        '--sink', sink.url, '--log-level', 'warn', ...election,
+        ...(labelSelector === undefined ? [] : ['--label-selector', labelSelector]),
+        ...(teardownGraceSeconds === undefined ? [] : ['--teardown-grace', String(teardownGraceSeconds)]),
+      ],
       ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
     });
     const replica = { child, identity, killed: false };

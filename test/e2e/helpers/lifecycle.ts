@@ -11,7 +11,7 @@ export const DATABASES = { group: 'okt.dev', version: 'v1alpha1', plural: 'datab
 export const databaseCrd = generateCrd(databaseGraph, { ...DATABASES, shortNames: ['odb'] }) as unknown as CrdManifest;
 
 export interface DatabaseObject {
-  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; generation: number; finalizers?: string[]; deletionTimestamp?: string };
+  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; generation: number; finalizers?: string[]; deletionTimestamp?: string; labels?: Record<string, string> };
   spec: { desiredState: string; [field: string]: unknown };
   status?: LifecycleStatus;
 }
@@ -29,8 +29,8 @@ export function databases(kc: KubeConfig) {
   const api = kc.makeApiClient(CustomObjectsApi);
   const ref = { group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural };
   return {
-    create: (namespace: string, name: string, spec: Record<string, unknown>) =>
-      api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name }, spec } }) as Promise<DatabaseObject>,
+    create: (namespace: string, name: string, spec: Record<string, unknown>, labels?: Record<string, string>) =>
+      api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name, ...(labels ? { labels } : {}) }, spec } }) as Promise<DatabaseObject>,
     get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<DatabaseObject>,
     patchSpec: (namespace: string, name: string, spec: Record<string, unknown>) =>
       api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<DatabaseObject>,

@@ -12,13 +12,13 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
  * `okt run` for the database graph as a real child process (so it can be killed with SIGKILL), against
  * this run's control plane unless `kubeconfigPath` names another.
  */
-export function spawnOperator(options: { namespace: string; sidecarUrl: string; token: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
   const tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
   writeFileSync(tokenFile, options.token);
   const args = [
     path.join(REPO, 'bin/okt.js'), 'run', '--graph', path.join(REPO, 'graphs/database.ts'),
     '--group', DATABASES.group, '--version', DATABASES.version, '--kind', DATABASES.kind,
-    '--namespace', options.namespace, '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
+    ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]), '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
     '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
   ];
   const child = spawn(process.execPath, args, { env: { ...process.env, KUBECONFIG: options.kubeconfigPath ?? e2eKubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
