@@ -151,7 +151,10 @@ function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, strin
     if (op !== undefined) {
       const when = op.finishedAt !== undefined ? `finished ${age(op.finishedAt, now)} ago` : op.startedAt !== undefined ? `started ${age(op.startedAt, now)} ago` : 'not started';
       const events = op.events !== undefined && op.events.length > 0 ? `, raised [${op.events.join(', ')}]` : '';
-      out.push(['operation', `${op.phase}, action of ${op.node}, ${when}${events} (id ${op.id})${op.message ? ` — ${op.message}` : ''}`]);
+      const tries = [op.reason && op.phase !== 'Succeeded' ? op.reason : '', (op.attempts ?? 1) > 1 ? `attempt ${op.attempts}` : '', op.retries ? `retry ${op.retries}` : '']
+        .filter((t) => t !== '');
+      const detail = tries.length > 0 ? `, ${tries.join(', ')}` : '';
+      out.push(['operation', `${op.phase}${detail}, action of ${op.node}, ${when}${events} (id ${op.id})${op.message ? ` — ${op.message}` : ''}`]);
     }
     out.push(['generation', `${resource.metadata.generation ?? '-'} (observed ${status.observedGeneration}), transition ${status.transition}`]);
   } else {
