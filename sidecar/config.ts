@@ -30,8 +30,11 @@ const ActionCommonShape = {
   timeoutMs: z.number().int().positive().default(600_000),
   onSuccess: z
     .array(EventNameSchema)
-    .default([DEFAULT_STATE_EVENT])
-    .describe('Events raised by a successful action that raised none itself.'),
+    .default([])
+    .describe(
+      `Events raised by a successful action that raised none itself. Default none: the node rests until the spec ` +
+        `moves it on; [${DEFAULT_STATE_EVENT}] moves on to the default child by itself.`,
+    ),
   onFailure: EventNameSchema.optional().describe('Event raised when the action fails; the operation then succeeds.'),
   idempotent: z.boolean().default(false).describe('Re-run the action when a crash interrupted it.'),
 };

@@ -1,17 +1,46 @@
-// The append-only journal of operations: JSON lines, each made durable (fdatasync) before the
+// The append-only journal of the sidecar: JSON lines, each made durable (fdatasync) before the
 // sidecar acts on it. Appends that arrive while a write is in flight are committed together with
 // one sync (group commit), so durability costs about one sync per batch, not per operation.
+//
+// Records: first the sidecar's epoch ({"type":"epoch"}), then operations as they are accepted and
+// finished ({"type":"accepted"|"finished","operation"}) and the probe's events ({"type":"observed"}).
+// The epoch is the identity of this memory: a sidecar that starts without its journal gets a new one.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { OperationSchema } from '../src/sidecar-client/protocol.ts';
+import {
+  EpochSchema,
+  GraphNameSchema,
+  ObservedEventSchema,
+  OperationSchema,
+  TimestampSchema,
+  type Operation,
+} from '../src/sidecar-client/protocol.ts';
 
-export const JournalRecordSchema = z.object({
+/** Probe events kept per graph, in memory and by the compaction. */
+export const KEPT_OBSERVED_EVENTS = 1000;
+
+export const EpochRecordSchema = z.object({ type: z.literal('epoch'), epoch: EpochSchema, createdAt: TimestampSchema });
+/** Operations journaled by okt before epochs existed carry none: the journal's epoch is theirs. */
+export const OperationRecordSchema = z.object({
   type: z.enum(['accepted', 'finished']),
-  operation: OperationSchema,
+  operation: OperationSchema.extend({ epoch: EpochSchema.optional() }),
 });
+export const ObservedRecordSchema = z.object({
+  type: z.literal('observed'),
+  graph: GraphNameSchema,
+  event: ObservedEventSchema,
+});
+export const JournalRecordSchema = z.discriminatedUnion('type', [EpochRecordSchema, OperationRecordSchema, ObservedRecordSchema]);
 export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+export type EpochRecord = z.infer<typeof EpochRecordSchema>;
+export type ObservedRecord = z.infer<typeof ObservedRecordSchema>;
+/** An operation record as replayed: with its epoch. */
+export interface OperationRecord {
+  type: 'accepted' | 'finished';
+  operation: Operation;
+}
 
 export class JournalError extends Error {
   override name = 'JournalError';
@@ -47,11 +76,40 @@ export function readJournal(file: string): JournalRecord[] {
   return records;
 }
 
-/** The last known state of each operation, in first-seen order. */
-export function replayJournal(records: readonly JournalRecord[]): Map<string, JournalRecord> {
-  const latest = new Map<string, JournalRecord>();
-  for (const record of records) latest.set(record.operation.id, record);
+/** The journal's epoch record (the first one), if it has one: a journal of an older okt has none. */
+export function journalEpoch(records: readonly JournalRecord[]): EpochRecord | undefined {
+  return records.find((r): r is EpochRecord => r.type === 'epoch');
+}
+
+/**
+ * The last known state of each operation, in first-seen order. An operation journaled without an
+ * epoch gets the journal's, else `fallbackEpoch` (the new epoch of a journal of an older okt).
+ */
+export function replayJournal(records: readonly JournalRecord[], fallbackEpoch = ''): Map<string, OperationRecord> {
+  const epoch = journalEpoch(records)?.epoch ?? fallbackEpoch;
+  const latest = new Map<string, OperationRecord>();
+  for (const record of records) {
+    if (record.type !== 'accepted' && record.type !== 'finished') continue;
+    latest.set(record.operation.id, { type: record.type, operation: { ...record.operation, epoch: record.operation.epoch ?? epoch } });
+  }
   return latest;
+}
+
+/** The probe events of each graph, oldest first, at most the newest KEPT_OBSERVED_EVENTS, and the last seq. */
+export function replayObserved(records: readonly JournalRecord[]): Map<string, { events: ObservedRecord['event'][]; lastSeq: number }> {
+  const graphs = new Map<string, { events: ObservedRecord['event'][]; lastSeq: number }>();
+  for (const record of records) {
+    if (record.type !== 'observed') continue;
+    let graph = graphs.get(record.graph);
+    if (graph === undefined) graphs.set(record.graph, (graph = { events: [], lastSeq: 0 }));
+    graph.events.push(record.event);
+    graph.lastSeq = Math.max(graph.lastSeq, record.event.seq);
+    if (graph.events.length > 2 * KEPT_OBSERVED_EVENTS) graph.events.splice(0, graph.events.length - KEPT_OBSERVED_EVENTS);
+  }
+  for (const graph of graphs.values()) {
+    if (graph.events.length > KEPT_OBSERVED_EVENTS) graph.events.splice(0, graph.events.length - KEPT_OBSERVED_EVENTS);
+  }
+  return graphs;
 }
 
 export class Journal {

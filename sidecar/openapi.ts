@@ -6,6 +6,8 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import {
   API_PREFIX,
+  EPOCH_HEADER,
+  EpochSchema,
   GetOperationQuerySchema,
   HealthSchema,
   ObservationQuerySchema,
@@ -40,6 +42,18 @@ const idParameter = { name: 'id', in: 'path', required: true, schema: jsonSchema
 const security = [{ bearer: [] }];
 const common = { '400': problem('Invalid request (the problem names the field)'), '401': problem('Missing or wrong bearer token') };
 
+/** Every answer carries the epoch header: added to each response of each path. */
+function withEpochHeader<T extends Record<string, Record<string, { responses: Record<string, JsonSchema> }>>>(paths: T): T {
+  for (const methods of Object.values(paths)) {
+    for (const operation of Object.values(methods)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        operation.responses[status] = { ...response, headers: { [EPOCH_HEADER]: { $ref: '#/components/headers/Epoch' } } };
+      }
+    }
+  }
+  return paths;
+}
+
 export function buildOpenApiDocument(): JsonSchema {
   return {
     openapi: '3.1.0',
@@ -48,10 +62,15 @@ export function buildOpenApiDocument(): JsonSchema {
       version: API_PREFIX.slice(1),
       description:
         'Runs the action of a graph node asynchronously beside the application and reports what the application is doing. ' +
-        'Every /v1 call needs `Authorization: Bearer <token>`. Every 4xx answer is an RFC 9457 problem.',
+        'Every /v1 call needs `Authorization: Bearer <token>`. Every 4xx answer is an RFC 9457 problem. ' +
+        `Every answer carries the sidecar's epoch in the \`${EPOCH_HEADER}\` header: it changes exactly when the sidecar ` +
+        'starts without its journal, that is when it forgets its operations and probe events.',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      headers: {
+        Epoch: { description: "The sidecar's epoch (see Operation.epoch).", required: true, schema: jsonSchema(EpochSchema, 'output') },
+      },
       schemas: {
         StartOperationRequest: jsonSchema(StartOperationRequestSchema, 'input'),
         Operation: jsonSchema(OperationSchema, 'output'),
@@ -60,14 +79,16 @@ export function buildOpenApiDocument(): JsonSchema {
         Health: jsonSchema(HealthSchema, 'output'),
       },
     },
-    paths: {
+    paths: withEpochHeader({
       [`${API_PREFIX}/operations/{id}`]: {
         put: {
           summary: 'Start the action of a node (idempotent by id)',
           description:
             'Answers 202 once the operation is journaled, before the action ends. The same id with the same body answers ' +
-            '200 with that operation (whatever its phase); the same id with another body is 409. A start while ' +
-            'maxActiveOperations are active is 409 (the problem lists activeOperations).',
+            '200 with that operation (whatever its phase); the same id with another body (graph, node, params: epoch, ' +
+            'rerun and attempt do not count) is 409 id-conflict. A start while maxActiveOperations are active is 409 busy ' +
+            '(the problem lists activeOperations). An epoch other than this sidecar\'s is 409 epoch-mismatch, a rerun of ' +
+            'an action not declared idempotent 409 not-idempotent: nothing is recorded then.',
           security,
           parameters: [idParameter],
           requestBody: { required: true, content: json('StartOperationRequest') },
@@ -75,7 +96,10 @@ export function buildOpenApiDocument(): JsonSchema {
             '200': { description: 'This id was started before with the same body', content: json('Operation') },
             '202': { description: 'Accepted; poll GET with ?wait= for the end', content: json('Operation') },
             ...common,
-            '409': problem('The id is taken by another request, or another operation is active'),
+            '409': problem(
+              'id-conflict: the id is taken by another request; busy: another operation is active; epoch-mismatch: body.epoch ' +
+                "is not this sidecar's epoch; not-idempotent: body.rerun for an action not declared idempotent",
+            ),
             '413': problem('The body is too large'),
             '415': problem('The body is not JSON'),
             '422': problem('No such graph, or no action for that node'),
@@ -132,7 +156,7 @@ export function buildOpenApiDocument(): JsonSchema {
           responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },
       },
-    },
+    }),
   };
 }
 

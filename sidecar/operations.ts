@@ -1,20 +1,40 @@
 // Operations: accepted (journaled) before they run, idempotent by id, at most maxActiveOperations at
 // once, finished (journaled) before anyone sees them finished. On restart the journal tells which
 // operations were interrupted: they end Failed/Interrupted, or run again when declared idempotent.
+// The journal also holds the sidecar's epoch (kept as long as the journal is) and the probe's events.
+import { randomUUID } from 'node:crypto';
 import {
   isTerminal,
+  type ObservedEvent,
   type Operation,
   type StartOperationRequest,
 } from '../src/sidecar-client/protocol.ts';
 import { runAction, type ActionOutcome } from './actions.ts';
 import type { ActionConfig, SidecarConfig } from './config.ts';
-import { Journal, readJournal, replayJournal, type JournalRecord } from './journal.ts';
+import {
+  Journal,
+  journalEpoch,
+  readJournal,
+  replayJournal,
+  replayObserved,
+  type EpochRecord,
+  type JournalRecord,
+  type OperationRecord,
+} from './journal.ts';
 
 /** A refusal the server turns into a problem answer. */
 export class OperationRefused extends Error {
   override name = 'OperationRefused';
   readonly status: number;
-  readonly kind: 'id-conflict' | 'busy' | 'unknown-graph' | 'unknown-node' | 'not-found' | 'shutting-down';
+  readonly kind:
+    | 'id-conflict'
+    | 'busy'
+    | 'unknown-graph'
+    | 'unknown-node'
+    | 'not-found'
+    | 'shutting-down'
+    | 'epoch-mismatch'
+    | 'not-idempotent';
   readonly field: string | undefined;
   readonly activeOperations: string[] | undefined;
   constructor(
@@ -56,6 +76,10 @@ function requestKey(graph: string, node: string, params: Record<string, string>)
 }
 
 export class OperationManager {
+  /** The identity of this sidecar's memory: new when it started without a journal, else the journal's. */
+  readonly epoch: string;
+  /** True when this start created the epoch (no journal, or one of an okt without epochs). */
+  readonly epochIsNew: boolean;
   private readonly entries = new Map<string, Entry>();
   /** Ids of the operations not finished, in start order: every start and observation asks, so no scan of all entries. */
   private readonly activeIds = new Set<string>();
@@ -63,19 +87,36 @@ export class OperationManager {
   private readonly config: SidecarConfig;
   private readonly journal: Journal;
   private readonly hooks: OperationHooks;
+  private readonly observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>;
   private closing = false;
 
-  private constructor(config: SidecarConfig, journal: Journal, hooks: OperationHooks) {
+  private constructor(
+    config: SidecarConfig,
+    journal: Journal,
+    hooks: OperationHooks,
+    epoch: { epoch: string; isNew: boolean },
+    observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>,
+  ) {
     this.config = config;
     this.journal = journal;
     this.hooks = hooks;
+    this.epoch = epoch.epoch;
+    this.epochIsNew = epoch.isNew;
+    this.observed = observed;
   }
 
-  /** Opens the journal, settles what a previous run left unfinished, and re-runs idempotent ones. */
+  /**
+   * Opens the journal (a new epoch when it has no epoch record: missing, empty, or of an older okt),
+   * settles what a previous run left unfinished, re-runs idempotent ones, and compacts it.
+   */
   static async open(config: SidecarConfig, hooks: OperationHooks = {}): Promise<OperationManager> {
-    const latest = replayJournal(readJournal(config.journal));
+    const journaled = readJournal(config.journal);
+    const kept = journalEpoch(journaled);
+    const epochRecord: EpochRecord = kept ?? { type: 'epoch', epoch: randomUUID(), createdAt: now() };
+    const latest = replayJournal(journaled, epochRecord.epoch);
+    const observed = replayObserved(journaled);
     const rerun: Operation[] = [];
-    const records: JournalRecord[] = [];
+    const records: OperationRecord[] = [];
     for (const record of latest.values()) {
       let op = record.operation;
       if (record.type === 'accepted') {
@@ -98,8 +139,17 @@ export class OperationManager {
       }
       records.push({ type: 'finished', operation: op });
     }
-    const journal = await Journal.openCompacted(config.journal, records);
-    const manager = new OperationManager(config, journal, hooks);
+    const observedRecords: JournalRecord[] = [...observed].flatMap(([graph, { events }]) =>
+      events.map((event) => ({ type: 'observed' as const, graph, event })),
+    );
+    const journal = await Journal.openCompacted(config.journal, [epochRecord, ...records, ...observedRecords]);
+    const manager = new OperationManager(
+      config,
+      journal,
+      hooks,
+      { epoch: epochRecord.epoch, isNew: kept === undefined },
+      observed,
+    );
     for (const record of records) {
       const op = record.operation;
       const entry = manager.addEntry(op, requestKey(op.graph, op.node, op.params), Promise.resolve());
@@ -128,6 +178,15 @@ export class OperationManager {
 
   /** Starts an operation, or returns the one with this id. `created` is false for a retry. */
   async start(id: string, request: StartOperationRequest): Promise<{ operation: Operation; created: boolean }> {
+    if (request.epoch !== undefined && request.epoch !== this.epoch) {
+      throw new OperationRefused(
+        409,
+        'epoch-mismatch',
+        `the request expects the sidecar of epoch ${request.epoch}; this sidecar is epoch ${this.epoch} ` +
+          '(it started without the journal of that one, and does not remember its operations)',
+        { field: 'body.epoch' },
+      );
+    }
     const graph = request.graph ?? this.defaultGraph();
     if (graph === undefined) {
       throw new OperationRefused(422, 'unknown-graph', 'this sidecar serves several graphs: name one', {
@@ -153,12 +212,22 @@ export class OperationManager {
       await existing.accepted;
       return { operation: existing.op, created: false };
     }
-    if (graphConfig.nodes[request.node] === undefined) {
+    const action = graphConfig.nodes[request.node];
+    if (action === undefined) {
       throw new OperationRefused(
         422,
         'unknown-node',
         `graph "${graph}" has no action for node "${request.node}" (configured: ${Object.keys(graphConfig.nodes).join(', ') || 'none'})`,
         { field: 'body.node' },
+      );
+    }
+    if (request.rerun === true && !action.idempotent) {
+      throw new OperationRefused(
+        409,
+        'not-idempotent',
+        `the action of node "${request.node}" of graph "${graph}" is not declared idempotent: operation ${id} may ` +
+          'already have run on a sidecar that forgot it, so it is not run again',
+        { field: 'body.rerun' },
       );
     }
     if (this.closing) throw new OperationRefused(503, 'shutting-down', 'the sidecar is shutting down');
@@ -173,14 +242,19 @@ export class OperationManager {
     }
     const op: Operation = {
       id,
+      epoch: this.epoch,
       graph,
       node: request.node,
       params,
       phase: 'Pending',
       events: [],
-      message: 'accepted',
+      message:
+        request.rerun === true
+          ? 'accepted again (it may have run on a sidecar that forgot it; the action is declared idempotent)'
+          : 'accepted',
       createdAt: now(),
-      attempts: 0,
+      // run() counts the run it starts: a start with attempt n reports n once it runs.
+      attempts: (request.attempt ?? 1) - 1,
       outputTail: [],
     };
     const accepted = this.journal.append({ type: 'accepted', operation: op });
@@ -196,6 +270,17 @@ export class OperationManager {
     // Spawning blocks the event loop for a few ms (fork): answer the 202 first, then start the action.
     setImmediate(() => void this.run(entry));
     return { operation: entry.op, created: true };
+  }
+
+  /** The probe events of a graph the journal held at open, oldest first, and the last seq it gave. */
+  observedEvents(graph: string): { events: ObservedEvent[]; lastSeq: number } {
+    const observed = this.observed.get(graph);
+    return { events: [...(observed?.events ?? [])], lastSeq: observed?.lastSeq ?? 0 };
+  }
+
+  /** Journals a probe event; resolves once it is on disk, before anyone may see it. */
+  recordObserved(graph: string, event: ObservedEvent): Promise<void> {
+    return this.journal.append({ type: 'observed', graph, event });
   }
 
   /** Waits until the operation is finished or waitMs passed; returns it as it is then. */

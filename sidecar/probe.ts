@@ -1,13 +1,14 @@
 // The probe of one graph: run periodically, it says which node the application is observed in, and
 // raises events outside any action (a crash seen while no operation runs, say). An event is recorded
-// when the probe's raised events change (edge-triggered), not at every tick.
+// when the probe's raised events change (edge-triggered), not at every tick. Recorded events are
+// journaled before anyone can see them, so that after a restart with the journal they are still
+// there and their sequence goes on (a new journal, a new epoch, starts it again at 0).
 import path from 'node:path';
 import { NodeNameSchema, EventNameSchema, type Observation, type ObservedEvent } from '../src/sidecar-client/protocol.ts';
 import { callHttp } from './actions.ts';
 import type { ProbeConfig } from './config.ts';
+import { KEPT_OBSERVED_EVENTS } from './journal.ts';
 import { runProcess } from './process.ts';
-
-const KEPT_EVENTS = 1000;
 
 export interface ProbeReading {
   ok: boolean;
@@ -67,8 +68,11 @@ export async function readProbe(probe: ProbeConfig, baseDir: string, killGraceMs
 export class GraphProbe {
   private reading: ProbeReading = { ok: false, message: 'not probed yet', state: null, events: [] };
   private observedAt: string | null = null;
-  private readonly events: ObservedEvent[] = [];
-  private seq = 0;
+  private readonly events: ObservedEvent[];
+  /** The last seq given to an event (journaled or not: never given twice). */
+  private seq: number;
+  /** The last seq of an event journaled and visible. */
+  private lastSeq: number;
   private lastSignature = '';
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
@@ -78,6 +82,7 @@ export class GraphProbe {
   private readonly baseDir: string;
   private readonly killGraceMs: number;
   private readonly isIdle: () => boolean;
+  private readonly record: (event: ObservedEvent) => Promise<void>;
 
   constructor(options: {
     graph: string;
@@ -86,12 +91,20 @@ export class GraphProbe {
     killGraceMs: number;
     /** True while no operation of this graph runs: only then are probe events recorded. */
     isIdle: () => boolean;
+    /** Makes an event durable (the journal); it becomes visible once this resolves. Default: nothing to do. */
+    record?: (event: ObservedEvent) => Promise<void>;
+    /** The events recorded before (from the journal), oldest first, and the last seq given. */
+    restored?: { events: readonly ObservedEvent[]; lastSeq: number };
   }) {
     this.graph = options.graph;
     this.probe = options.probe;
     this.baseDir = options.baseDir;
     this.killGraceMs = options.killGraceMs;
     this.isIdle = options.isIdle;
+    this.record = options.record ?? (() => Promise.resolve());
+    this.events = (options.restored?.events ?? []).slice(-KEPT_OBSERVED_EVENTS);
+    this.seq = Math.max(options.restored?.lastSeq ?? 0, this.events.at(-1)?.seq ?? 0);
+    this.lastSeq = this.seq;
   }
 
   start(): void {
@@ -111,9 +124,9 @@ export class GraphProbe {
     await this.inFlight;
   }
 
-  /** Probes now (or joins the probe already running). */
+  /** Probes now (or joins the probe already running); nothing once stopped (the journal may be closing). */
   probeNow(): Promise<void> {
-    if (this.probe === undefined) return Promise.resolve();
+    if (this.probe === undefined || this.stopped) return Promise.resolve();
     this.inFlight ??= this.runOnce(this.probe).finally(() => {
       this.inFlight = undefined;
     });
@@ -127,22 +140,31 @@ export class GraphProbe {
     this.observedAt = new Date().toISOString();
     const signature = reading.events.join(',');
     if (signature !== this.lastSignature && idleBefore && this.isIdle()) {
-      for (const event of reading.events) {
-        this.events.push({ seq: ++this.seq, event, at: this.observedAt, message: reading.message });
+      const at = this.observedAt;
+      const fresh = reading.events.map((event) => ({ seq: ++this.seq, event, at, message: reading.message }));
+      try {
+        await Promise.all(fresh.map((event) => this.record(event)));
+      } catch (error) {
+        // Not durable, so not shown; the signature stays, so that the next probe records them again.
+        this.reading = { ...reading, ok: false, message: `could not journal the probe's events: ${(error as Error).message}` };
+        return;
       }
-      if (this.events.length > KEPT_EVENTS) this.events.splice(0, this.events.length - KEPT_EVENTS);
+      this.events.push(...fresh);
+      if (this.events.length > KEPT_OBSERVED_EVENTS) this.events.splice(0, this.events.length - KEPT_OBSERVED_EVENTS);
+      if (fresh.length > 0) this.lastSeq = (fresh.at(-1) as ObservedEvent).seq;
     }
     this.lastSignature = signature;
   }
 
-  observation(since: number, activeOperations: string[]): Observation {
+  /** The observation without the epoch, which the server adds. */
+  observation(since: number, activeOperations: string[]): Omit<Observation, 'epoch'> {
     return {
       graph: this.graph,
       state: this.reading.state,
       observedAt: this.observedAt,
       probe: { ok: this.reading.ok, message: this.reading.message },
       events: this.events.filter((e) => e.seq > since),
-      lastSeq: this.seq,
+      lastSeq: this.lastSeq,
       activeOperations,
     };
   }

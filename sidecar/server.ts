@@ -1,14 +1,17 @@
 // The sidecar's HTTP server (fastify): protocol v1 under /v1 behind a bearer token, health, readiness
 // and Prometheus metrics. Requests and answers both go through the zod schemas of the protocol;
 // every 4xx is an RFC 9457 problem naming the field, and no answer ever carries a stack trace.
+// Every answer carries the sidecar's epoch (header okt-sidecar-epoch; problems, operations and
+// observations in their body too), so that the operator can tell a sidecar that forgot.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import {
   API_PREFIX,
+  EPOCH_HEADER,
   GetOperationQuerySchema,
   HealthSchema,
   ObservationQuerySchema,
@@ -29,6 +32,8 @@ export interface RunningSidecar {
   readonly url: string;
   readonly app: FastifyInstance;
   readonly operations: OperationManager;
+  /** The identity of this sidecar's memory (OperationManager.epoch). */
+  readonly epoch: string;
   /** Stops probes and the server; running actions are stopped and left to the journal as interrupted. */
   close(): Promise<void>;
 }
@@ -80,10 +85,20 @@ function sendValid<T>(reply: FastifyReply, status: number, schema: z.ZodType<T>,
 
 const problemType = (kind: string) => `urn:okt:sidecar:problem:${kind}`;
 
-function sendProblem(reply: FastifyReply, problem: Omit<Problem, 'type' | 'title'> & { kind: string }): FastifyReply {
+function sendProblem(
+  reply: FastifyReply,
+  epoch: string | undefined,
+  problem: Omit<Problem, 'type' | 'title' | 'epoch'> & { kind: string },
+): FastifyReply {
   const { kind, ...rest } = problem;
   const title = STATUS_CODES[problem.status] ?? 'Error';
-  const body: Problem = { type: problemType(kind), title, ...rest, instance: reply.request.url };
+  const body: Problem = {
+    type: problemType(kind),
+    title,
+    ...rest,
+    instance: reply.request.url,
+    ...(epoch === undefined ? {} : { epoch }),
+  };
   if (body.errors?.[0] !== undefined) {
     body.field ??= body.errors[0].field;
     body.reason ??= body.errors[0].reason;
@@ -130,6 +145,9 @@ function createMetrics(operations: () => OperationManager | undefined) {
 
 export async function startSidecar(config: SidecarConfig): Promise<RunningSidecar> {
   const expectedDigest = digest(readToken(config.tokenFile));
+  let manager: OperationManager | undefined;
+  // The server listens only once the journal is open, so every answer knows the epoch.
+  const problem = (reply: FastifyReply, p: Parameters<typeof sendProblem>[2]) => sendProblem(reply, manager?.epoch, p);
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
     logger: { level: config.logLevel },
@@ -139,16 +157,21 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     routerOptions: { maxParamLength: 1024 },
     // What fastify refuses before any route runs is a problem too, never its own JSON shape.
     frameworkErrors: (error, _request, reply) =>
-      sendProblem(reply, {
+      problem(reply, {
         kind: 'invalid-request',
         status: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400,
         detail: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is too long' : 'the path is not a valid URL',
         field: 'path',
         reason: error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'too long' : 'not a valid URL component',
       }),
-    clientErrorHandler: (error, socket) => answerClientError(error, socket, problemType('invalid-request')),
+    clientErrorHandler: (error, socket) =>
+      answerClientError(
+        error,
+        socket,
+        problemType('invalid-request'),
+        manager === undefined ? {} : { headers: { [EPOCH_HEADER]: manager.epoch }, fields: { epoch: manager.epoch } },
+      ),
   });
-  let manager: OperationManager | undefined;
   const metrics = createMetrics(() => manager);
   const probes = new Map<string, GraphProbe>();
   manager = await OperationManager.open(config, {
@@ -164,6 +187,8 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     },
   });
   const operations = manager;
+  const epoch = operations.epoch;
+  app.log.info({ epoch, journal: config.journal, newEpoch: operations.epochIsNew }, 'journal opened');
   for (const [graph, graphConfig] of Object.entries(config.graphs)) {
     probes.set(
       graph,
@@ -173,16 +198,23 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
         baseDir: config.baseDir,
         killGraceMs: config.killGraceMs,
         isIdle: () => operations.active(graph).length === 0,
+        record: (event) => operations.recordObserved(graph, event),
+        restored: operations.observedEvents(graph),
       }),
     );
   }
+  // On the raw server, ahead of fastify: every answer written through it carries the epoch (fastify's
+  // own, like the 503 while closing, too), whatever route, hook or error produced it.
+  app.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+    response.setHeader(EPOCH_HEADER, epoch);
+  });
 
   app.removeContentTypeParser('text/plain'); // the protocol is JSON only: anything else is a 415
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith(`${API_PREFIX}/`)) return;
     if (!tokenMatches(request.headers.authorization, expectedDigest)) {
       reply.header('www-authenticate', 'Bearer realm="okt-sidecar"');
-      return sendProblem(reply, {
+      return problem(reply, {
         kind: 'unauthorized',
         status: 401,
         detail: request.headers.authorization === undefined ? 'a bearer token is required' : 'the bearer token is wrong',
@@ -196,7 +228,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, {
+    problem(reply, {
       kind: 'not-found',
       status: 404,
       detail: `no route ${request.method} ${request.url.split('?')[0]}`,
@@ -204,7 +236,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
   );
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof RequestInvalid) {
-      return sendProblem(reply, {
+      return problem(reply, {
         kind: 'invalid-request',
         status: 400,
         detail: error.message,
@@ -216,7 +248,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
         ...(error.field === undefined ? {} : { field: error.field, reason: error.message }),
         ...(error.activeOperations === undefined ? {} : { activeOperations: error.activeOperations }),
       };
-      return sendProblem(reply, { kind: error.kind, status: error.status, detail: error.message, ...extra });
+      return problem(reply, { kind: error.kind, status: error.status, detail: error.message, ...extra });
     }
     const fastifyError = error as { statusCode?: number; code?: string; message?: string };
     const status = fastifyError.statusCode ?? 500;
@@ -226,7 +258,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
         fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? `the body is larger than ${config.bodyLimitBytes} bytes`
           : (fastifyError.message ?? 'bad request');
-      return sendProblem(reply, {
+      return problem(reply, {
         kind: fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body-too-large' : 'invalid-request',
         status,
         detail,
@@ -234,7 +266,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
       });
     }
     request.log.error({ err: error }, 'request failed');
-    return sendProblem(reply, {
+    return problem(reply, {
       kind: 'internal',
       status: status >= 500 && status < 600 ? status : 500,
       detail: 'the sidecar could not handle this request; see its log',
@@ -281,7 +313,10 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
         { field: 'query.graph' },
       );
     }
-    return sendValid(reply, 200, ObservationSchema, probe.observation(query.since ?? 0, operations.active(graph)));
+    return sendValid(reply, 200, ObservationSchema, {
+      epoch,
+      ...probe.observation(query.since ?? 0, operations.active(graph)),
+    });
   });
 
   await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -295,6 +330,7 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
     url: `http://${host}:${port}`,
     app,
     operations,
+    epoch,
     async close() {
       ready = false;
       await Promise.all([...probes.values()].map((p) => p.stop()));

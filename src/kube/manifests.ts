@@ -11,6 +11,9 @@ export const GRAPH_FILE = `${GRAPH_MOUNT}/graph.json`;
 /** Where the sidecar token Secret is mounted, in the operator and in the sidecar alike. */
 export const TOKEN_MOUNT = '/var/run/secrets/okt/sidecar';
 export const SIDECAR_CONFIG_MOUNT = '/etc/okt';
+/** Where the sidecar's journal volume is mounted, and the journal file its config should name. */
+export const SIDECAR_JOURNAL_MOUNT = '/var/lib/okt';
+export const SIDECAR_JOURNAL_FILE = `${SIDECAR_JOURNAL_MOUNT}/journal.jsonl`;
 
 export interface SecretKeyRef {
   name: string;
@@ -118,8 +121,12 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
 
 /**
  * The sidecar to add to the application's Pod: `okt sidecar` with its config from a ConfigMap
- * (`sidecar.yaml`, whose tokenFile should read `${OKT_SIDECAR_TOKEN_FILE}`) and the token the operator
- * also holds, listening on every address so that the operator reaches it at `http://<pod>:8479`.
+ * (`sidecar.yaml`, whose tokenFile should read `${OKT_SIDECAR_TOKEN_FILE}` and journal
+ * `${OKT_SIDECAR_JOURNAL}`) and the token the operator also holds, listening on every address so that
+ * the operator reaches it at `http://<pod>:8479`. The journal lives on a volume of its own
+ * (`okt-sidecar-journal`, an emptyDir): it survives restarts of the container, not the Pod's deletion,
+ * after which the sidecar starts with a new epoch. Replace it with a PersistentVolumeClaim (one per
+ * Pod, never shared by two sidecars) to keep it across Pods.
  */
 export function sidecarSnippet(options: { image: string; configMap: string; token: SecretKeyRef }): Record<string, unknown> {
   return {
@@ -129,15 +136,23 @@ export function sidecarSnippet(options: { image: string; configMap: string; toke
         image: options.image,
         imagePullPolicy: 'IfNotPresent',
         args: ['sidecar', '--config', `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml`, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
-        env: [{ name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` }],
+        env: [
+          { name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` },
+          { name: 'OKT_SIDECAR_JOURNAL', value: SIDECAR_JOURNAL_FILE },
+        ],
         ports: [{ name: 'okt-sidecar', containerPort: SIDECAR_PORT }],
         volumeMounts: [
           { name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true },
           { name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true },
+          { name: 'okt-sidecar-journal', mountPath: SIDECAR_JOURNAL_MOUNT },
         ],
       },
     ],
-    volumes: [{ name: 'okt-sidecar-config', configMap: { name: options.configMap } }, tokenVolume(options.token)],
+    volumes: [
+      { name: 'okt-sidecar-config', configMap: { name: options.configMap } },
+      tokenVolume(options.token),
+      { name: 'okt-sidecar-journal', emptyDir: {} },
+    ],
   };
 }
 

@@ -51,7 +51,7 @@ export class SidecarUnavailableError extends SidecarError {
     super('unavailable', message, options);
   }
 }
-/** The sidecar refused the request with a 4xx problem (RFC 9457). */
+/** The sidecar refused the request with a 4xx problem (RFC 9457); `.problem.epoch` is the sidecar's epoch. */
 export class SidecarProblemError extends SidecarError {
   override name = 'SidecarProblemError';
   readonly status: number;
@@ -106,7 +106,12 @@ export class SidecarClient {
     this.dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 16 });
   }
 
-  /** Starts the action of a node as operation `id`; a retry with the same id and body returns the same operation. */
+  /**
+   * Starts the action of a node as operation `id`; a retry with the same id and body (graph, node,
+   * params) returns the same operation. `epoch`: start only on the sidecar of that epoch (else a 409
+   * problem of kind epoch-mismatch); `rerun`: the operation may have run on a sidecar that forgot it
+   * (a 409 not-idempotent unless the action is declared idempotent); `attempt`: its attempts count from it.
+   */
   startOperation(id: string, body: StartOperationRequest): Promise<Operation> {
     return this.checked(id, {
       method: 'PUT',

@@ -12,6 +12,8 @@ export {
 export {
   API_PREFIX,
   DEFAULT_STATE_EVENT,
+  EPOCH_HEADER,
+  EpochSchema,
   MAX_WAIT_MS,
   PROTOCOL_VERSION,
   TERMINAL_PHASES,

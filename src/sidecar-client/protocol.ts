@@ -10,6 +10,8 @@ export const API_PREFIX = `/${PROTOCOL_VERSION}`;
 export const DEFAULT_STATE_EVENT = DEFAULT_STATE;
 /** The longest `?wait=` a GET of an operation may ask for, in milliseconds. */
 export const MAX_WAIT_MS = 60_000;
+/** The header carrying the sidecar's epoch on every HTTP answer. */
+export const EPOCH_HEADER = 'okt-sidecar-epoch';
 
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 const NAME_RULE = 'a name of 1-63 letters, digits, "_" or "-", starting with a letter';
@@ -37,7 +39,14 @@ export const OperationIdSchema = z
 export const ParamNameSchema = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a parameter name of 1-63 letters, digits or "_", not starting with a digit');
-const TimestampSchema = z.iso.datetime();
+export const TimestampSchema = z.iso.datetime();
+export const EpochSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'an epoch of 1-128 letters, digits, ".", "_", ":" or "-"')
+  .describe(
+    "The identity of the sidecar's memory: created when it starts without a journal, kept as long as its journal is. " +
+      'Operations unknown to a sidecar of another epoch may have run on the one that forgot them.',
+  );
 
 export const StartOperationRequestSchema = z
   .strictObject({
@@ -47,8 +56,26 @@ export const StartOperationRequestSchema = z
       .record(ParamNameSchema, z.string().max(4096))
       .optional()
       .describe('Passed to command actions as environment variables OKT_PARAM_<NAME>, to modules as context.params.'),
+    epoch: EpochSchema.optional().describe(
+      "A precondition: start only if this is the sidecar's epoch (else 409 epoch-mismatch, nothing recorded).",
+    ),
+    rerun: z
+      .boolean()
+      .optional()
+      .describe(
+        'This operation may already have run on a sidecar that forgot it: refused (409 not-idempotent, nothing recorded) ' +
+          'unless the action of the node is declared idempotent.',
+      ),
+    attempt: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Default 1. The operation counts its attempts from this one: its first run reports attempts = attempt.'),
   })
-  .describe('Start the action of a node.');
+  .describe(
+    'Start the action of a node. A retry (200) or a conflict (409 id-conflict) is told by graph, node and params only.',
+  );
 
 export const PhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled']);
 export const TERMINAL_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled'];
@@ -70,6 +97,7 @@ export const ReasonSchema = z
 
 export const OperationSchema = z.object({
   id: OperationIdSchema,
+  epoch: EpochSchema.describe('The epoch of the sidecar that answers (it remembers this operation).'),
   graph: GraphNameSchema,
   node: NodeNameSchema,
   params: z.record(ParamNameSchema, z.string()),
@@ -93,6 +121,7 @@ export const ObservedEventSchema = z.object({
 });
 
 export const ObservationSchema = z.object({
+  epoch: EpochSchema.describe('The epoch of the sidecar that answers: seq numbers go on only within one epoch.'),
   graph: GraphNameSchema,
   state: NodeNameSchema.nullable().describe('The node the probe says the application is in; null when unknown.'),
   observedAt: TimestampSchema.nullable(),
@@ -100,7 +129,11 @@ export const ObservationSchema = z.object({
   events: z
     .array(ObservedEventSchema)
     .describe('Events the probe raised outside any action, oldest first, with seq greater than ?since.'),
-  lastSeq: z.number().int().min(0).describe('Pass it back as ?since to get only newer events.'),
+  lastSeq: z
+    .number()
+    .int()
+    .min(0)
+    .describe('Pass it back as ?since to get only newer events (within the same epoch; a new epoch starts at 0).'),
   activeOperations: z.array(OperationIdSchema),
 });
 
@@ -115,6 +148,7 @@ export const ProblemSchema = z
     reason: z.string().optional().describe('Why that field is wrong.'),
     errors: z.array(z.object({ field: z.string(), reason: z.string() })).optional(),
     activeOperations: z.array(OperationIdSchema).optional(),
+    epoch: EpochSchema.optional().describe('The epoch of the sidecar that answers.'),
   })
   .describe('RFC 9457 problem details (application/problem+json).');
 

@@ -101,8 +101,26 @@ describe('generateManifests', () => {
     const snippet = sidecarSnippet({ image: 'okt:test', configMap: 'db-okt-sidecar', token: { name: 'tok', key: 'k' } }) as Doc;
     const container = snippet.containers[0];
     expect(container.args).toEqual(['sidecar', '--config', '/etc/okt/sidecar.yaml', '--host', '0.0.0.0', '--port', '8479']);
-    expect(container.env).toEqual([{ name: 'OKT_SIDECAR_TOKEN_FILE', value: '/var/run/secrets/okt/sidecar/token' }]);
+    expect(container.env).toContainEqual({ name: 'OKT_SIDECAR_TOKEN_FILE', value: '/var/run/secrets/okt/sidecar/token' });
     expect(snippet.volumes).toContainEqual({ name: 'okt-sidecar-config', configMap: { name: 'db-okt-sidecar' } });
+  });
+
+  it('gives the sidecar a writable journal volume, and names the journal file its config should use', () => {
+    const snippet = sidecarSnippet({ image: 'okt:test', configMap: 'db-okt-sidecar', token: { name: 'tok', key: 'k' } }) as Doc;
+    const container = snippet.containers[0];
+    expect(container.env).toEqual([
+      { name: 'OKT_SIDECAR_TOKEN_FILE', value: '/var/run/secrets/okt/sidecar/token' },
+      { name: 'OKT_SIDECAR_JOURNAL', value: '/var/lib/okt/journal.jsonl' },
+    ]);
+    expect(container.volumeMounts).toContainEqual({ name: 'okt-sidecar-journal', mountPath: '/var/lib/okt' });
+    const journalMount = (container.volumeMounts as Doc[]).find((m) => m.name === 'okt-sidecar-journal');
+    expect(journalMount?.readOnly).toBeUndefined();
+    expect(snippet.volumes).toContainEqual({ name: 'okt-sidecar-journal', emptyDir: {} });
+    // every mount has its volume, and the journal file lies inside the journal's mount
+    const volumes = (snippet.volumes as Doc[]).map((v) => v.name);
+    for (const mount of container.volumeMounts as Doc[]) expect(volumes).toContain(mount.name);
+    const journal = (container.env as Doc[]).find((e) => e.name === 'OKT_SIDECAR_JOURNAL')?.value as string;
+    expect(journal.startsWith(`${journalMount?.mountPath}/`)).toBe(true);
   });
 });
 

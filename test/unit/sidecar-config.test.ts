@@ -14,7 +14,14 @@ describe('sidecar config', () => {
     expect(config.maxActiveOperations).toBe(1);
     expect(config.tokenFile).toBe('/etc/okt/t');
     expect(config.journal).toBe('/etc/okt/j');
-    expect(config.graphs.g?.nodes.A).toMatchObject({ onSuccess: ['DefaultState'], idempotent: false });
+    expect(config.graphs.g?.nodes.A).toMatchObject({ onSuccess: [], idempotent: false });
+  });
+
+  it('moves on by itself only when onSuccess says so', () => {
+    const nodes = { A: { command: { argv: ['true'] }, onSuccess: ['DefaultState'] }, B: { command: { argv: ['true'] } } };
+    const config = parseSidecarConfig({ ...minimal, graphs: { g: { nodes } } }, '/');
+    expect(config.graphs.g?.nodes.A?.onSuccess).toEqual(['DefaultState']);
+    expect(config.graphs.g?.nodes.B?.onSuccess).toEqual([]);
   });
 
   it('names the field and the reason of every problem', () => {

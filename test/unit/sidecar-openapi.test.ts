@@ -20,4 +20,23 @@ describe('sidecar OpenAPI document', () => {
       expect.arrayContaining(['202', '200', '400', '401', '409', '413', '422']),
     );
   });
+
+  it('documents the epoch header on every answer, and the start preconditions', () => {
+    const doc = buildOpenApiDocument() as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+      components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> };
+    };
+    const responses = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((m) => Object.entries(m.responses)));
+    expect(responses.length).toBeGreaterThan(10);
+    for (const [status, response] of responses) {
+      expect(response.headers, status).toEqual({ 'okt-sidecar-epoch': { $ref: '#/components/headers/Epoch' } });
+    }
+    const { StartOperationRequest, Operation, Observation, Problem } = doc.components.schemas;
+    expect(Object.keys(StartOperationRequest?.properties ?? {})).toEqual(expect.arrayContaining(['epoch', 'rerun', 'attempt']));
+    expect(StartOperationRequest?.required).toEqual(['node']);
+    expect(Operation?.required).toContain('epoch');
+    expect(Observation?.required).toContain('epoch');
+    expect(Problem?.properties).toHaveProperty('epoch');
+    expect(Problem?.required ?? []).not.toContain('epoch');
+  });
 });

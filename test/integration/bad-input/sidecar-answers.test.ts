@@ -29,10 +29,10 @@ afterAll(async () => {
 });
 
 const operation = (id: string): Operation => ({
-  id, graph: 'database', node: 'Servicing', params: {}, phase: 'Succeeded', events: ['Running'], reason: 'Completed', message: 'done',
+  id, epoch: 'e-1', graph: 'database', node: 'Servicing', params: {}, phase: 'Succeeded', events: ['Running'], reason: 'Completed', message: 'done',
   createdAt: '2026-01-01T00:00:00.000Z', attempts: 1, outputTail: [],
 });
-const observation = { graph: 'database', state: 'Running', observedAt: null, probe: { ok: true, message: '' }, events: [], lastSeq: 0, activeOperations: [] };
+const observation = { epoch: 'e-1', graph: 'database', state: 'Running', observedAt: null, probe: { ok: true, message: '' }, events: [], lastSeq: 0, activeOperations: [] };
 
 const arbWrong = fc.oneof(fc.constantFrom(null, -1, 1.5, '', 'x'.repeat(30_000), [], {}, ['bad name!'], 'Exploded', '2026-13-45'), fc.jsonValue({ maxDepth: 2 }));
 /** A valid answer with one field replaced, removed, or an unknown one added. */

@@ -22,6 +22,7 @@ let client: SidecarClient;
 
 const operation = (id: string): Operation => ({
   id,
+  epoch: 'e-1',
   graph: 'database',
   node: 'Servicing',
   params: {},

@@ -40,6 +40,7 @@ beforeAll(async () => {
           Noop: { command: { argv: ['true'] } },
           Emit: { command: sh('echo working; echo "okt-event: Servicing"; echo "okt-event: Running"') },
           Stay: { command: { argv: ['true'] }, onSuccess: [] },
+          MoveOn: { command: { argv: ['true'] }, onSuccess: ['DefaultState'] },
           Env: { command: sh('echo "okt-event: $OKT_PARAM_target"; echo "node=$OKT_NODE id=$OKT_OPERATION_ID"') },
           Fail: { command: sh('echo oops >&2; exit 3') },
           FailHandled: { command: sh('exit 4'), onFailure: 'ErrorManager' },
@@ -75,10 +76,14 @@ async function run(node: string, params?: Record<string, string>) {
 }
 
 describe('sidecar operations', () => {
-  it('a command that exits 0 without event lines raises DefaultState', async () => {
+  it('a command that exits 0 without event lines raises nothing (onSuccess defaults to [])', async () => {
     const op = await run('Noop');
-    expect(op).toMatchObject({ phase: 'Succeeded', events: ['DefaultState'], reason: 'Completed', exitCode: 0 });
+    expect(op).toMatchObject({ phase: 'Succeeded', events: [], reason: 'Completed', exitCode: 0 });
     expect(op.finishedAt).toBeDefined();
+  });
+
+  it('onSuccess: [DefaultState] must be declared to move on by itself', async () => {
+    expect((await run('MoveOn')).events).toEqual(['DefaultState']);
   });
 
   it('event lines on stdout are the events raised, in order; the output tail is kept', async () => {
@@ -87,7 +92,7 @@ describe('sidecar operations', () => {
     expect(op.outputTail).toContain('working');
   });
 
-  it('onSuccess: [] raises nothing', async () => {
+  it('an explicit onSuccess: [] raises nothing too', async () => {
     expect((await run('Stay')).events).toEqual([]);
   });
 
@@ -188,7 +193,7 @@ describe('sidecar operations', () => {
 
   it('module actions: returned events, onSuccess when none, onFailure when it throws', async () => {
     expect((await run('Module', { go: 'Servicing' })).events).toEqual(['Servicing']);
-    expect((await run('Module')).events).toEqual(['DefaultState']);
+    expect((await run('Module')).events).toEqual([]);
     expect(await run('ModuleThrows')).toMatchObject({ phase: 'Succeeded', events: ['ErrorManager'], reason: 'ActionError' });
   });
 
