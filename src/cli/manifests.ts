@@ -86,7 +86,7 @@ function commentedSnippet(snippet: Record<string, unknown>): string {
   return [
     '---',
     '# The okt sidecar: add these to the Pod spec of your application (okt manifests ... --sidecar-only prints them alone).',
-    '# Its ConfigMap holds sidecar.yaml (tokenFile: ${OKT_SIDECAR_TOKEN_FILE}); the token Secret must exist in that namespace too.',
+    '# Its ConfigMap holds sidecar.yaml (tokenFile: ${OKT_SIDECAR_TOKEN_FILE}, journal: ${OKT_SIDECAR_JOURNAL}); the token Secret must exist in that namespace too.',
     ...body,
     '',
   ].join('\n');
