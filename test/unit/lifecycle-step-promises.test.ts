@@ -10,13 +10,6 @@ import { LifecycleSim, type ActionOutcome } from '../fixtures/lifecycle-sim.ts';
 const conditionOf = (sim: LifecycleSim, type: string) => findCondition(sim.status?.conditions ?? [], type);
 const outbox = (sim: LifecycleSim) => sim.status?.outbox ?? [];
 
-function settle(sim: LifecycleSim, limit = 50): void {
-  for (let i = 0; i < limit; i++) {
-    const effects = sim.reconcile();
-    if (effects.awaitingDelivery || (!effects.again && !effects.poll && effects.requeueAfterMs === undefined)) return;
-  }
-  throw new Error('did not settle');
-}
 
 /** Servicing fails on its first `failures` runs, every other action succeeds raising nothing. */
 const servicingFails = (failures: number) => (node: string, run: number): ActionOutcome => (node === 'Servicing' && run <= failures ? { fail: 'pg_dump: disk full' } : { events: [] });
@@ -31,7 +24,7 @@ describe('a sidecar that forgets (a new epoch)', () => {
     expect(effects.status?.conditions).toBeDefined();
     expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1', epoch: 'epoch-2', attempts: 2 });
     expect(sim.started.get('uid-1-1')?.starts).toBe(2);
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'True', reason: 'DesiredStateReached' });
   });
 
@@ -39,7 +32,7 @@ describe('a sidecar that forgets (a new epoch)', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.reconcile();
     sim.forgetSidecar();
-    settle(sim);
+    sim.settle();
     expect(sim.started.get('uid-1-1')?.starts).toBe(1);
     expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1', phase: 'Failed', reason: 'Interrupted' });
     const stalled = conditionOf(sim, 'Stalled');
@@ -55,7 +48,7 @@ describe('a sidecar that forgets (a new epoch)', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.reconcile({ startOperation: false });
     sim.forgetSidecar();
-    settle(sim);
+    sim.settle();
     expect(sim.started.size).toBe(0);
     expect(conditionOf(sim, 'Stalled')?.reason).toBe('Interrupted');
   });
@@ -65,11 +58,11 @@ describe('a sidecar that forgets (a new epoch)', () => {
     const sim = new LifecycleSim(graph, 'Work');
     sim.reconcile();
     sim.forgetSidecar();
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Stalled')?.reason).toBe('Interrupted');
     expect(sim.started.size).toBe(1);
     sim.setSpec({ retry: 'again' });
-    settle(sim);
+    sim.settle();
     expect(sim.status?.operation).toMatchObject({ id: 'uid-1-1.1', phase: 'Succeeded', retry: 'again' });
     expect(conditionOf(sim, 'Ready')?.status).toBe('True');
   });
@@ -79,7 +72,7 @@ describe('events the sidecar observed', () => {
   test('a new resource is not offered what the sidecar observed before it looked', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.raise('Stopping');
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Running');
     expect(sim.status?.observedSequence).toBe(1);
     expect(sim.status?.observedEpoch).toBe('epoch-1');
@@ -87,11 +80,11 @@ describe('events the sidecar observed', () => {
 
   test('after the sidecar restarts without its journal, its new events are offered although their sequence restarted below the old one', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     for (let i = 0; i < 5; i++) sim.raise('Servicing');
     sim.reconcile();
     expect(sim.status?.state).toBe('Servicing');
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Running');
     expect(sim.status?.observedSequence).toBe(5);
     sim.forgetSidecar();
@@ -103,14 +96,14 @@ describe('events the sidecar observed', () => {
 
   test('an event observed while paused, while the outbox is full or while an action failed is offered again later', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     sim.setSpec({ paused: true });
     sim.raise('Stopping');
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Running');
     sim.outboxLimit = 1;
     sim.setSpec({ paused: false });
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Ready')?.reason).toBe('EventsBackpressure');
     expect(sim.status?.state).toBe('Running');
     sim.outboxLimit = 64;
@@ -140,11 +133,11 @@ describe('Ready never over a failed action', () => {
   test('a spec edit that keeps desiredState (paused toggled) leaves a failed action stalled: no Ready, no converged event', () => {
     const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(1));
     sim.spec = { ...sim.spec, onLeaf: 'Keep' };
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Stalled')?.reason).toBe('ActionFailed');
     for (const paused of [true, false]) {
       sim.setSpec({ paused });
-      settle(sim);
+      sim.settle();
     }
     expect(conditionOf(sim, 'Ready')?.status).toBe('False');
     expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
@@ -154,14 +147,14 @@ describe('Ready never over a failed action', () => {
 
   test('a new spec.retry runs the failed action again under a new operation id, then Ready', () => {
     const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(1));
-    settle(sim);
+    sim.settle();
     const failed = sim.status!.operation!.id;
     expect(conditionOf(sim, 'Stalled')?.message).toContain('set spec.retry to a new value');
     sim.setSpec({ retry: '1' });
     const effects = sim.reconcile({ finishRunning: false });
     expect(effects.startOperation?.id).toBe(`${failed}.1`);
     expect(outbox(sim).at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.actionStarted, data: { reason: 'ActionRetrying' } });
-    settle(sim);
+    sim.settle();
     expect(sim.status?.operation).toMatchObject({ id: `${failed}.1`, phase: 'Succeeded', retries: 1, retry: '1' });
     expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'True', reason: 'DesiredStateReached' });
     // The same value again is no new request.
@@ -191,24 +184,24 @@ describe('Ready never over a failed action', () => {
   test('moving on from a failed action takes a new desiredState; the failure on the way is not skipped by another edit', () => {
     const sim = new LifecycleSim(databaseGraph, 'Servicing', servicingFails(9));
     sim.spec = { ...sim.spec, desiredState: 'End', onLeaf: 'Keep' };
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Servicing');
     expect(conditionOf(sim, 'Stalled')?.reason).toBe('ActionFailed');
     sim.setSpec({ paused: false });
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Servicing');
     sim.setDesired('Running');
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Running');
     expect(conditionOf(sim, 'Ready')?.status).toBe('True');
   });
 
   test('desiredState moved to the node whose action failed: still not Ready', () => {
     const sim = new LifecycleSim(databaseGraph, 'End', servicingFails(9));
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Servicing');
     sim.setDesired('Servicing');
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Ready')?.status).toBe('False');
   });
 });
@@ -221,16 +214,16 @@ describe('deletion', () => {
       nodes: { Start: { children: ['Running'] }, Running: { children: ['Backup', 'Stopping'] }, Backup: { children: ['Running', 'Stopping'], cancellable: true }, Stopping: { children: ['End'] }, End: {} },
     });
     const sim = new LifecycleSim(graph, 'Backup');
-    settle(sim);
+    sim.settle();
     sim.setDesired('Running');
-    settle(sim);
+    sim.settle();
     sim.setDesired('Backup');
     sim.reconcile();
     expect(sim.status?.state).toBe('Backup');
     sim.delete();
     const effects = sim.reconcile({ finishRunning: false });
     expect(effects.cancelOperation).toBe(sim.status?.operation?.id);
-    settle(sim);
+    sim.settle();
     expect(sim.status?.path.slice(-3)).toEqual(['Backup', 'Stopping', 'End']);
     sim.deliverAll();
     sim.reconcile();
@@ -244,16 +237,16 @@ describe('deletion', () => {
       nodes: { Start: { children: ['Serving'] }, Serving: { children: ['Drain', 'Crash'], onDelete: 'Drain' }, Drain: { children: ['End'] }, Crash: { children: ['End'] }, End: {} },
     });
     const sim = new LifecycleSim(graph, 'Serving');
-    settle(sim);
+    sim.settle();
     sim.delete();
-    settle(sim);
+    sim.settle();
     expect(sim.status?.path).toEqual(['Start', 'Serving', 'Drain', 'End']);
   });
 
   test('a namespace torn down with its sidecar: the finalizer goes after the grace period, with a stalled event saying what was abandoned', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.tick = 10;
-    settle(sim);
+    sim.settle();
     sim.delete();
     sim.namespaceTerminating = true;
     sim.sidecarDown = true;
@@ -273,7 +266,7 @@ describe('deletion', () => {
 
   test('the abandon annotation releases a deleted resource at once, once its stalled event is out', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     sim.delete();
     sim.abandonRequested = true;
     sim.reconcile();
@@ -285,7 +278,7 @@ describe('deletion', () => {
 
   test('a leaf whose last write is due with every event already delivered ends at once (again), not at the next poll', () => {
     const sim = new LifecycleSim(databaseGraph, 'End');
-    settle(sim);
+    sim.settle();
     sim.deliverAll();
     sim.setSpec({ paused: false });
     const effects = sim.reconcile();
@@ -298,7 +291,7 @@ describe('deletion', () => {
 describe('what events say', () => {
   test('data.desired is spec.desiredState on action.succeeded, action.failed and stalled events', () => {
     const sim = new LifecycleSim(databaseGraph, 'End', servicingFails(1));
-    settle(sim);
+    sim.settle();
     const byType = (type: string) => outbox(sim).filter((e) => e.type === type);
     for (const type of [LIFECYCLE_EVENT_TYPES.actionSucceeded, LIFECYCLE_EVENT_TYPES.actionFailed, LIFECYCLE_EVENT_TYPES.stalled]) {
       expect(byType(type).length, type).toBeGreaterThan(0);

@@ -9,14 +9,6 @@ function conditionOf(sim: LifecycleSim, type: string) {
   return findCondition(sim.status?.conditions ?? [], type);
 }
 
-/** Reconciles until nothing more happens on its own (no `again`, no running operation left to finish, no wait for the sink). */
-function settle(sim: LifecycleSim, limit = 50): void {
-  for (let i = 0; i < limit; i++) {
-    const effects = sim.reconcile();
-    if (effects.awaitingDelivery || (!effects.again && !effects.poll)) return;
-  }
-  throw new Error('did not settle');
-}
 
 describe('lifecycle step', () => {
   test('first sight records the entry node and takes the first transition toward the desired node', () => {
@@ -36,14 +28,14 @@ describe('lifecycle step', () => {
   test('walks Start -> Running -> Servicing -> Running -> Stopping -> End, one transition per reconcile', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.spec = { ...sim.spec, onLeaf: 'Keep' };
-    settle(sim);
+    sim.settle();
     expect(conditionOf(sim, 'Ready')?.status).toBe('True');
     for (const desired of ['Servicing', 'Running', 'Stopping', 'End']) {
       const before = sim.status!.transition;
       sim.setDesired(desired);
       sim.reconcile();
       expect(sim.status!.transition).toBe(before + 1);
-      settle(sim);
+      sim.settle();
       expect(sim.status?.state).toBe(desired);
     }
     expect(sim.status?.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running>Stopping>End');
@@ -81,9 +73,9 @@ describe('lifecycle step', () => {
 
   test('every committed event has the next sequence number: no gap, no repeat', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     sim.setDesired('End');
-    settle(sim);
+    sim.settle();
     const sequences = (sim.status?.outbox ?? []).map((e) => e.sequence);
     expect(sequences).toEqual(sequences.map((_, i) => i + 1));
     expect(sim.status?.sequence).toBe(sequences.length);
@@ -93,7 +85,7 @@ describe('lifecycle step', () => {
 
   test('delivered events leave the outbox on the next write', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     sim.deliverAll();
     const delivered = sim.delivered;
     sim.setDesired('Servicing');
@@ -103,7 +95,7 @@ describe('lifecycle step', () => {
 
   test('an unreachable desired node stalls with UnreachableState naming both nodes, once', () => {
     const sim = new LifecycleSim(databaseGraph, 'Stopping');
-    settle(sim);
+    sim.settle();
     sim.setDesired('Running');
     const effects = sim.reconcile();
     expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'UnreachableState' });
@@ -114,7 +106,7 @@ describe('lifecycle step', () => {
 
   test('a failed action without events stalls with ActionFailed until the spec changes', () => {
     const sim = new LifecycleSim(databaseGraph, 'Servicing', (node) => (node === 'Servicing' ? { fail: 'pg_dump: disk full' } : { events: [] }));
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('Servicing');
     expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
     expect(conditionOf(sim, 'Stalled')?.message).toContain('pg_dump: disk full');
@@ -145,9 +137,9 @@ describe('lifecycle step', () => {
 
   test('deletion follows the default path (Running -> Stopping -> End, not the shorter-by-priority Servicing), then lets the finalizer go once events are out', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
-    settle(sim);
+    sim.settle();
     sim.delete();
-    settle(sim);
+    sim.settle();
     expect(sim.status?.state).toBe('End');
     expect(sim.status?.path.slice(-3)).toEqual(['Running', 'Stopping', 'End']);
     expect([...sim.started.values()].map((op) => op.node)).toEqual(['Running', 'Stopping']);
@@ -159,13 +151,13 @@ describe('lifecycle step', () => {
 
   test('a leaf reached through the spec deletes the resource, unless onLeaf is Keep', () => {
     const deleted = new LifecycleSim(databaseGraph, 'End');
-    settle(deleted);
+    deleted.settle();
     deleted.deliverAll();
     deleted.reconcile();
     expect(deleted.finished).toBe('delete');
     const kept = new LifecycleSim(databaseGraph, 'End');
     kept.spec = { ...kept.spec, onLeaf: 'Keep' };
-    settle(kept);
+    kept.settle();
     kept.deliverAll();
     kept.reconcile();
     expect(kept.finished).toBeUndefined();
@@ -182,7 +174,7 @@ describe('lifecycle step', () => {
   test('a full outbox holds transitions back (EventsBackpressure) until events are delivered', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.outboxLimit = 6;
-    settle(sim);
+    sim.settle();
     sim.setDesired('Servicing');
     sim.reconcile();
     expect(sim.status?.state).toBe('Running');
