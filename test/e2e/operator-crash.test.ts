@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { freePort } from '../../src/net/free-ports.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, type DatabaseObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
@@ -42,23 +41,26 @@ describe('the operator killed with SIGKILL', () => {
   afterAll(async () => sidecar?.close());
 
   test('between the status write and the action start: after a restart the action starts once, no transition skipped', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const token = 'e2e-sidecar-token-0123456789abcdef';
-    let operator = spawnOperator({ namespace, sidecarUrl: url, token });
+    // One action at a time, and a blocker's hanging action takes it: the next commit's start is refused.
+    const busy = await startNoopSidecar({ hang: ['Servicing'], maxActiveOperations: 1 });
+    let operator = spawnOperator({ namespace, sidecarUrl: busy.url, token: busy.token });
     try {
+      const blocker = await api.create(namespace, 'blocker', { desiredState: 'Servicing', onLeaf: 'Keep' });
+      const blocking = `${blocker.metadata.uid}-2`;
+      await waitForDatabase(kc, namespace, 'blocker', 'its hanging action running', () => busy.sidecar.operations.active().includes(blocking), 30_000);
       await api.create(namespace, 'crash', { desiredState: 'Running', onLeaf: 'Keep' });
-      // The sidecar is not there yet: the transition is committed, its start keeps failing.
-      const committed = await waitForDatabase(kc, namespace, 'crash', 'the transition to Running committed', (o) => o.status?.operation?.phase === 'Pending');
+      // The transition is committed; its start is refused (the sidecar is busy), and that is said on the CR.
+      const committed = await waitForDatabase(kc, namespace, 'crash', 'the transition to Running committed, its start refused', (o) => o.status?.operation?.phase === 'Pending' && conditionOf(o, 'Ready')?.reason === 'SidecarBusy');
       expect(committed.status?.state).toBe('Running');
       await killHard(operator);
-      sidecar = await startNoopSidecar({ port, token });
-      operator = spawnOperator({ namespace, sidecarUrl: url, token });
+      await busy.sidecar.operations.cancel(blocking);
+      operator = spawnOperator({ namespace, sidecarUrl: busy.url, token: busy.token });
       const db = await withOutputOf(operator, waitForDatabase(kc, namespace, 'crash', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True'));
       expect(db.status?.transition).toBe(1);
-      expectConsistent(db, (id) => sidecar!.sidecar.operations.get(id)?.attempts);
+      expectConsistent(db, (id) => busy.sidecar.operations.get(id)?.attempts);
     } finally {
       await killHard(operator);
+      await busy.close();
     }
   });
 

@@ -161,6 +161,9 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       return op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase) ? [op.id] : [];
     }));
 
+    // The sidecar's faults take turns: one process, one port.
+    let sidecarTurn = Promise.resolve();
+    const onSidecar = (fault: () => Promise<void>) => (sidecarTurn = sidecarTurn.then(fault));
     const inject = async (fault: Fault): Promise<void> => {
       faults[fault.kind] += 1;
       switch (fault.kind) {
@@ -172,16 +175,20 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           await env.plane.restartApiServer({ downMs: fault.forMs });
           break;
         case 'sidecar':
-          // Aim at the middle of an action: the journal shows one accepted and not yet finished.
-          if (!progress.walked) await sidecar.waitForRunningAction(3000);
-          await sidecar.kill();
-          await sleep(fault.forMs);
-          await sidecar.restart();
+          await onSidecar(async () => {
+            // Aim at the middle of an action: the journal shows one accepted and not yet finished.
+            if (!progress.walked) await sidecar.waitForRunningAction(3000);
+            await sidecar.kill();
+            await sleep(fault.forMs);
+            await sidecar.restart();
+          });
           break;
         case 'sidecar-forgets':
         case 'sidecar-replaced':
-          if (!progress.walked) await sidecar.waitForRunningAction(3000);
-          await sidecar.forget(fault.kind === 'sidecar-forgets' ? 'kill' : 'term', heldUnfinished);
+          await onSidecar(async () => {
+            if (!progress.walked) await sidecar.waitForRunningAction(3000);
+            await sidecar.forget(fault.kind === 'sidecar-forgets' ? 'kill' : 'term', heldUnfinished);
+          });
           break;
         case 'action-fails':
           sidecar.failNext();

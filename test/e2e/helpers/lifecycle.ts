@@ -21,7 +21,7 @@ export async function installDatabaseCrd(kc: KubeConfig): Promise<void> {
 }
 
 /** The no-op sidecar (sidecar/noop.ts) for the database graph: every node rests until spec.desiredState moves it on. */
-export function startNoopSidecar(options: { hang?: string[]; port?: number; token?: string } = {}) {
+export function startNoopSidecar(options: { hang?: string[]; port?: number; token?: string; maxActiveOperations?: number } = {}) {
   return startNoopSidecarFor({ graph: databaseGraph, ...options });
 }
 
