@@ -317,14 +317,15 @@ class TeardownUnderTest {
     return teardown;
   }
 
-  /** Once its CRs rest at Running: the sidecar goes, then the namespace and its CRs are deleted. */
+  /** Once its CRs rest at Running: the sidecar goes, then the namespace and its CRs are deleted (once: a second teardown finds nothing left). */
   async tearDown(): Promise<void> {
+    if (this.#torn) return;
+    this.#torn = true;
     await waitFor(async () => (await list(this.#kc, this.namespace)).every((db) => isSettledAt(db, 'Running')), 60_000, 'the teardown CRs at Running');
     await this.sidecar.kill();
     await this.#kc.makeApiClient(CoreV1Api).deleteNamespace({ name: this.namespace });
     const api = databases(this.#kc);
     await Promise.all(this.#names.map((name) => api.remove(this.namespace, name)));
-    this.#torn = true;
   }
 
   /** Every CR gone, each stream complete and ending with the stalled event of an abandoned deletion. */

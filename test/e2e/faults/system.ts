@@ -38,6 +38,8 @@ export class SidecarUnderTest {
   readonly interruptions = new Map<string, number>();
   /** Operation id -> memory losses that found it finished in the journal while a CR's status still held it unfinished: it may run again. */
   readonly mayRerun = new Map<string, number>();
+  /** Operations a memory loss found unfinished or still held: the attempts a lost journal counted are gone with it. */
+  readonly forgotten = new Set<string>();
   crashes = 0;
   /** Journals of the epochs it forgot, oldest first. */
   readonly #formerJournals: string[] = [];
@@ -108,6 +110,7 @@ export class SidecarUnderTest {
     const unfinished = new Set(this.unfinished());
     for (const id of unfinished) this.interruptions.set(id, (this.interruptions.get(id) ?? 0) + 1);
     for (const id of await heldUnfinished()) if (!unfinished.has(id)) this.mayRerun.set(id, (this.mayRerun.get(id) ?? 0) + 1);
+    for (const id of [...unfinished, ...this.mayRerun.keys()]) this.forgotten.add(id);
     if (existsSync(this.journalFile)) {
       const former = path.join(this.dir, `journal.epoch-${this.#formerJournals.length}.jsonl`);
       renameSync(this.journalFile, former);
