@@ -90,14 +90,18 @@ export interface RerunAllowance {
   mayRerun: ReadonlyMap<string, number>;
   /** Operations a memory loss touched: the attempts its lost journal counted are not known any more. */
   forgotten: ReadonlySet<string>;
+  /** Whether the actions are declared idempotent (only then may an operation run again). */
+  idempotent: boolean;
 }
 
 /**
  * Each committed transition into a node with an action has its operations `${uid}-${n}`, then
- * `${uid}-${n}.${k}` for each retry of a failure: every one Failed but the last, which Succeeded; each
- * attempted once, plus once per sidecar crash that interrupted it (after a memory loss, at least once
- * and at most once more per crash or loss, as the lost journal's count is gone); its action ran once, or
- * at most once per attempt. No operation exists for a transition never committed.
+ * `${uid}-${n}.${k}` for each retry of a failure: every one Failed (or, not idempotent and lost with a
+ * journal, left unfinished there) but the last, which Succeeded. An idempotent one is attempted once,
+ * plus once per sidecar crash that interrupted it (after a memory loss, at least once and at most once
+ * more per crash or loss, as the lost journal's count is gone), and ran at most once per attempt; one
+ * not declared idempotent ran at most once, whatever happened. No operation exists for a transition
+ * never committed.
  */
 export function checkOperations(
   db: DatabaseObject,
@@ -109,7 +113,7 @@ export function checkOperations(
   const status = db.status!;
   expect(status.path.length, `${name}: path length against transition`).toBe(status.transition + 1);
   const expected: string[] = [];
-  let reruns = 0;
+  let rerunsTotal = 0;
   let retried = 0;
   for (let n = 1; n <= status.transition; n++) {
     const node = status.path[n]!;
@@ -121,23 +125,34 @@ export function checkOperations(
     ids.forEach((id, k) => {
       expected.push(id);
       const operation = operations.get(id);
-      expect(operation?.phase, `${name}: operation ${id} (${node})`).toBe(k === ids.length - 1 ? 'Succeeded' : 'Failed');
-      expect(operation?.node, `${name}: operation ${id}`).toBe(node);
+      const last = k === ids.length - 1;
       const interrupted = allowance.interruptions.get(id) ?? 0;
       const maybe = allowance.mayRerun.get(id) ?? 0;
-      const known = allowance.forgotten.has(id) ? 1 : 1 + interrupted;
-      expect(operation?.attempts, `${name}: attempts of ${id} (interrupted ${interrupted} times, forgotten ${maybe} more)`).toBeGreaterThanOrEqual(known);
-      expect(operation?.attempts, `${name}: attempts of ${id} (interrupted ${interrupted} times, forgotten ${maybe} more)`).toBeLessThanOrEqual(1 + interrupted + maybe);
+      const forgotten = allowance.forgotten.has(id);
+      const why = `${name}: operation ${id} (${node}; interrupted ${interrupted} times, forgotten ${maybe} more, ${allowance.idempotent ? '' : 'not '}idempotent)`;
+      // A retried one failed; or its sidecar lost it (not idempotent): the operator could not know how it
+      // ended, and the lost journal says whatever it had got to.
+      if (last) expect(operation?.phase, why).toBe('Succeeded');
+      else if (!(forgotten && !allowance.idempotent)) expect(operation?.phase, why).toBe('Failed');
+      expect(operation?.node, why).toBe(node);
+      // Runs again only when declared idempotent, and only once per crash or memory loss that left its fate unknown.
+      const reruns = allowance.idempotent ? interrupted + maybe : 0;
       const ran = runs.get(id) ?? 0;
       // A crash between the journal's acceptance and the action's start interrupts an action that never ran.
-      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times, forgotten ${maybe} more`).toBeGreaterThanOrEqual(1);
-      expect(ran, `${name}: runs of ${id}, interrupted ${interrupted} times, forgotten ${maybe} more`).toBeLessThanOrEqual(1 + interrupted + maybe);
-      reruns += ran - 1;
+      expect(ran, `${why}: runs`).toBeGreaterThanOrEqual(last || interrupted + maybe === 0 ? 1 : 0);
+      expect(ran, `${why}: runs`).toBeLessThanOrEqual(1 + reruns);
+      if (allowance.idempotent) {
+        expect(operation?.attempts, `${why}: attempts`).toBeGreaterThanOrEqual(forgotten ? 1 : 1 + interrupted);
+        expect(operation?.attempts, `${why}: attempts`).toBeLessThanOrEqual(1 + interrupted + maybe);
+      } else {
+        expect(operation?.attempts, `${why}: attempts`).toBeLessThanOrEqual(1);
+      }
+      rerunsTotal += Math.max(ran - 1, 0);
     });
   }
   const ofThisCr = [...operations.keys()].filter((id) => id.startsWith(`${uid}-`)).sort();
   expect(ofThisCr, `${name}: operations on the sidecar against committed transitions`).toEqual(expected.sort());
-  return { operations: expected.length, reruns, retried };
+  return { operations: expected.length, reruns: rerunsTotal, retried };
 }
 
 /** Ready=True only over a succeeded action (or none): status and conditions are written together, so this holds in every read. */

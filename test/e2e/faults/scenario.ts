@@ -32,6 +32,8 @@ export interface Scenario {
   walks: string[][];
   /** 1: one operator; 2: two replicas with leader election, and an operator fault kills the leader. */
   replicas: number;
+  /** Whether the sidecar's actions are declared idempotent (re-run when their fate is unknown) or not (the CR stalls, Interrupted, and is retried by its user). */
+  idempotent: boolean;
   faults: Fault[];
 }
 
@@ -82,8 +84,8 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .tuple(fc.array(fc.constantFrom(...LOOPED), { minLength: bounds.loops.min, maxLength: bounds.loops.max }), fc.constantFrom('Running', 'Servicing', 'Stopping'))
     .map(([loop, last]) => [...loop, last].filter((t, i, all) => i === 0 || all[i - 1] !== t));
   return fc
-    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas) })
-    .chain(({ walks, replicas }) => {
+    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean() })
+    .chain(({ walks, replicas, idempotent }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
       const faultOf = (kind: FaultKind) =>
         fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
@@ -91,7 +93,7 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...bounds.kinds).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
-      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), faults });
+      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), faults });
     });
 }
 
@@ -107,6 +109,8 @@ export interface RunTally {
   runs: number;
   /** Runs with two operator replicas under leader election. */
   replicatedRuns: number;
+  /** Runs whose actions were not declared idempotent. */
+  nonIdempotentRuns: number;
   crs: number;
   transitions: number;
   faults: Record<FaultKind, number>;
@@ -139,7 +143,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const { kc } = env;
   const namespace = await createNamespace(kc, 'okt-faults');
   const runLabel = { 'okt-faults': namespace };
-  const sidecar = await SidecarUnderTest.start({ idempotent: true });
+  const sidecar = await SidecarUnderTest.start({ idempotent: scenario.idempotent });
   const sink = await SinkUnderTest.start();
   const tearingDown = scenario.faults.some((f) => f.kind === 'teardown');
   const teardown = tearingDown ? await TeardownUnderTest.start(kc, runLabel) : undefined;
@@ -217,7 +221,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const operations = sidecar.operations();
     const runs = sidecar.runs();
     const tally: RunTally = {
-      runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
+      runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, nonIdempotentRuns: scenario.idempotent ? 0 : 1, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
       forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
       walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
@@ -231,7 +235,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
       tally.events += events.events;
       tally.redeliveries += events.redeliveries;
-      const ops = checkOperations(db, operations, runs, sidecar);
+      const ops = checkOperations(db, operations, runs, { forgotten: sidecar.forgotten, interruptions: sidecar.interruptions, mayRerun: sidecar.mayRerun, idempotent: scenario.idempotent });
       tally.operations += ops.operations;
       tally.reruns += ops.reruns;
       tally.retried += ops.retried;
@@ -410,7 +414,8 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
         if (!isSettledAt(db, plan[step]!)) {
           done = false;
           const stalled = conditionOf(db, 'Stalled');
-          if (stalled?.status === 'True' && stalled.reason === 'ActionFailed' && stalled.observedGeneration === db.metadata.generation) {
+          // A failed action, or one whose fate a lost sidecar took with it: its user runs it again.
+          if (stalled?.status === 'True' && ['ActionFailed', 'Interrupted'].includes(stalled.reason) && stalled.observedGeneration === db.metadata.generation) {
             try {
               await api.patchSpec(namespace, name, { retry: `after-${db.status?.operation?.id}` });
               progress.retried += 1;
