@@ -123,12 +123,14 @@ export function checkOperations(
     while (operations.has(`${uid}-${n}.${ids.length}`)) ids.push(`${uid}-${n}.${ids.length}`);
     retried += ids.length - 1;
     ids.forEach((id, k) => {
-      expected.push(id);
       const operation = operations.get(id);
       const last = k === ids.length - 1;
       const interrupted = allowance.interruptions.get(id) ?? 0;
       const maybe = allowance.mayRerun.get(id) ?? 0;
       const forgotten = allowance.forgotten.has(id);
+      // Committed, and its sidecar lost before the start reached it: no journal ever had it (not idempotent: Interrupted, then retried).
+      if (operation === undefined && !last && forgotten && !allowance.idempotent) return;
+      expected.push(id);
       const why = `${name}: operation ${id} (${node}; interrupted ${interrupted} times, forgotten ${maybe} more, ${allowance.idempotent ? '' : 'not '}idempotent)`;
       // A retried one failed; or its sidecar lost it (not idempotent): the operator could not know how it
       // ended, and the lost journal says whatever it had got to.
