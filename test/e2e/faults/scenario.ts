@@ -235,7 +235,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
       tally.events += events.events;
       tally.redeliveries += events.redeliveries;
-      const ops = checkOperations(db, operations, runs, { forgotten: sidecar.forgotten, interruptions: sidecar.interruptions, mayRerun: sidecar.mayRerun, idempotent: scenario.idempotent });
+      const ops = checkOperations(db, operations, runs, { forgotten: sidecar.forgotten, interruptions: sidecar.interruptions, mayRerun: sidecar.mayRerun, idempotent: scenario.idempotent, memoryLosses: sidecar.memoryLosses });
       tally.operations += ops.operations;
       tally.reruns += ops.reruns;
       tally.retried += ops.retried;

@@ -41,6 +41,7 @@ export class SidecarUnderTest {
   /** Operations a memory loss found unfinished or still held: the attempts a lost journal counted are gone with it. */
   readonly forgotten = new Set<string>();
   crashes = 0;
+  memoryLosses = 0;
   /** Journals of the epochs it forgot, oldest first. */
   readonly #formerJournals: string[] = [];
   #process: SidecarProcess | undefined;
@@ -117,6 +118,7 @@ export class SidecarUnderTest {
       this.#formerJournals.push(former);
     }
     this.crashes += 1;
+    this.memoryLosses += 1;
     this.#process = await spawnSidecarProcess(this.configFile);
   }
 
