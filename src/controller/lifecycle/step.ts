@@ -147,6 +147,8 @@ export const REASONS = {
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
 export const ABANDON_ANNOTATION = 'okt.dev/abandon';
 export const DEFAULT_TEARDOWN_GRACE_MS = 60_000;
+/** How long an abandoned deletion waits for its stalled event to reach the sink before the finalizer goes anyway. */
+export const ABANDON_DELIVERY_WAIT_MS = 60_000;
 /** The longest wait between two runs of a retried action. */
 export const MAX_RETRY_BACKOFF_MS = 300_000;
 
@@ -524,12 +526,12 @@ class StatusDraft {
     return this.#finishOnceDelivered(effects, resource.deleting ? 'removeFinalizer' : 'delete');
   }
 
-  /** Deletion is abandoned: a stalled event says what was left undone, then the finalizer goes (at the latest after a second grace period). */
+  /** Deletion is abandoned: a stalled event says what was left undone, then the finalizer goes once it is delivered (or a while after, when the sink cannot take it either). */
   abandon(why: string, graceMs: number): StepEffects {
     const current = this.status.state;
     const running = this.status.operation !== undefined && !TERMINAL_PHASES.has(this.status.operation.phase) ? ` (operation ${this.status.operation.id} may still run)` : '';
     const effects = this.stall(REASONS.deletionAbandoned, `deletion abandoned at ${current}, ${why}: the application was not driven to ${this.desired}${running}`);
-    const deadline = Date.parse(this.#resource.deletionTimestamp ?? this.#now) + 2 * graceMs;
+    const deadline = Date.parse(this.#resource.deletionTimestamp ?? this.#now) + graceMs + ABANDON_DELIVERY_WAIT_MS;
     if (Date.parse(this.#now) >= deadline && effects.status === undefined) return { finish: 'removeFinalizer' };
     const finishing = this.#finishOnceDelivered(effects, 'removeFinalizer');
     return finishing.finish === undefined ? { ...finishing, requeueAfterMs: Math.max(deadline - Date.parse(this.#now), 1_000) } : finishing;

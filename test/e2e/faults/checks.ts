@@ -124,9 +124,11 @@ export function checkOperations(
     const node = status.path[n]!;
     expect(databaseGraph.node(status.path[n - 1] as never).children, `${name}: transition ${n}`).toContain(node);
     if (!databaseGraph.node(node as never).hasAction) continue;
-    const ids = [`${uid}-${n}`];
-    while (operations.has(`${uid}-${n}.${ids.length}`)) ids.push(`${uid}-${n}.${ids.length}`);
-    retried += ids.length - 1;
+    // The first run and its retries; one not declared idempotent that its sidecar lost before the start
+    // reached it is in no journal, so the highest retry tells how many there were.
+    const retries = Math.max(0, ...[...operations.keys()].filter((id) => id.startsWith(`${uid}-${n}.`)).map((id) => Number(id.slice(`${uid}-${n}.`.length))));
+    const ids = Array.from({ length: retries + 1 }, (_, k) => (k === 0 ? `${uid}-${n}` : `${uid}-${n}.${k}`));
+    retried += retries;
     ids.forEach((id, k) => {
       const operation = operations.get(id);
       const last = k === ids.length - 1;
