@@ -1,7 +1,7 @@
 // The operator's promises on a real API server and a real sidecar, where the step's unit tests cannot
 // reach: a retry policy declared in the graph, a sidecar that refuses a start because it is busy (a
-// condition on the CR, never a silent backoff), and a leaf reached through the spec that ends the CR's
-// life at once, not at the next poll.
+// condition on the CR, never a silent backoff), a cancellable action cancelled by a deletion, and a
+// leaf reached through the spec that ends the CR's life at once, not at the next poll.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,9 +20,10 @@ const graph = defineGraph({
   name: 'jobs',
   entry: 'Start',
   nodes: {
-    Start: { children: ['Flaky', 'Slow', 'End'] },
+    Start: { children: ['Flaky', 'Slow', 'Long', 'End'] },
     Flaky: { children: ['End'], retry: { attempts: 3, backoffMs: 200 } },
     Slow: { children: ['End'] },
+    Long: { children: ['End'], cancellable: true },
     End: {},
   },
 });
@@ -57,6 +58,7 @@ beforeAll(async () => {
           nodes: {
             Flaky: { command: { argv: ['sh', '-c', 'echo run >> flaky.count; [ "$(wc -l < flaky.count)" -ge 3 ]'] } },
             Slow: { command: { argv: ['sleep', '3'] } },
+            Long: { command: { argv: ['sleep', '600'] } },
           },
         },
       },
@@ -128,4 +130,21 @@ test('a leaf reached through the spec deletes the CR at once, not at the next po
   await objects.listNamespacedCustomObject({ ...JOBS, namespace }).then((list) => {
     expect((list as { items: DatabaseObject[] }).items.map((o) => o.metadata.name)).not.toContain('short');
   });
+});
+
+test('deleting a CR whose cancellable action runs cancels the action, then goes down the default path to its leaf', async () => {
+  const created = await create('long', { desiredState: 'Long', onLeaf: 'Keep' });
+  const id = `${created.metadata.uid}-1`;
+  await waitFor('long running', async () => (sidecar.operations.active().includes(id) ? true : undefined), 30_000, 20);
+  await objects.deleteNamespacedCustomObject({ ...JOBS, namespace, name: 'long' });
+  await waitFor('long gone', async () => {
+    try {
+      await get('long');
+      return undefined;
+    } catch {
+      return true;
+    }
+  }, 30_000, 50);
+  expect(sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
+  expect(sidecar.operations.active()).toEqual([]);
 });
