@@ -4,9 +4,10 @@ import { Command } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  Controller, ExponentialFailureRateLimiter, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
+  Controller, ExponentialFailureRateLimiter, Informer, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
+import { KubeTransport } from '../../src/kube/transport/index.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
@@ -165,5 +166,22 @@ describe('Controller that never started (a standby replica)', () => {
     controller.enqueue('a');
     await controller.stop();
     expect(controller.queue.shuttingDown).toBe(true);
+  });
+});
+
+describe('Informer options', () => {
+  // Never started: the transport opens no connection.
+  const transport = new KubeTransport({ origin: 'http://127.0.0.1:1', pathPrefix: '', tls: {}, headers: {} });
+  const resource = { group: 'okt.dev', version: 'v1', plural: 'gadgets' };
+
+  it('refuses a watch timeout not shorter than the idle timeout: a quiet watch would be taken for a dead one', () => {
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 60_000, watchTimeoutSeconds: 60 })).toThrow(/watchTimeoutSeconds \(60\) must be shorter than watchIdleTimeoutMs/);
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 60_000, watchTimeoutSeconds: 59 })).not.toThrow();
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 0, watchTimeoutSeconds: 600 })).not.toThrow();
+    expect(() => new Informer({ transport, resource, watchTimeoutSeconds: 600 })).toThrow(/180000 ms/);
+  });
+
+  it('refuses a negative idle timeout', () => {
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: -1 })).toThrow(/watchIdleTimeoutMs must be >= 0/);
   });
 });
