@@ -143,8 +143,13 @@ describe('controller runtime flags', () => {
     return controllerRuntimeSettings(command.opts());
   };
 
-  it('defaults: 4 workers, health on 8081, no leader election', () => {
-    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, logLevel: 'info' });
+  it('defaults: 4 workers, health on 8081, no leader election, watches idle for 180 s taken for dead', () => {
+    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, watchIdleTimeoutMs: 180_000, logLevel: 'info' });
+  });
+
+  it('--watch-idle-timeout in seconds, 0 for never', () => {
+    expect(parse(['--watch-idle-timeout', '2.5']).watchIdleTimeoutMs).toBe(2500);
+    expect(parse(['--watch-idle-timeout', '0']).watchIdleTimeoutMs).toBe(0);
   });
 
   it('leader election with client-go durations, overridable', () => {
@@ -157,6 +162,7 @@ describe('controller runtime flags', () => {
     expect(() => parse(['--workers', '0'])).toThrow(/--workers/);
     expect(() => parse(['--log-level', 'loud'])).toThrow(/--log-level/);
     expect(() => parse(['--leader-elect', '--lease-duration', 'soon'])).toThrow(/--lease-duration/);
+    expect(() => parse(['--watch-idle-timeout', '-1'])).toThrow(/--watch-idle-timeout/);
   });
 });
 
