@@ -167,11 +167,65 @@ describe('controller runtime flags', () => {
 });
 
 describe('Controller that never started (a standby replica)', () => {
-  it('stops at once, dropping the keys it queued', async () => {
-    const controller = new Controller({ name: 'standby', logger: createLogger({ level: 'silent' }), reconcile: async () => undefined });
+  it('stops at once, dropping the keys it queued; started afterwards, it reconciles nothing', async () => {
+    const reconciled: string[] = [];
+    const controller = new Controller({
+      name: 'standby', logger: createLogger({ level: 'silent' }), reconcile: async (key) => void reconciled.push(key),
+    });
     controller.enqueue('a');
     await controller.stop();
     expect(controller.queue.shuttingDown).toBe(true);
+    expect(controller.queue.length).toBe(0);
+    controller.start();
+    controller.enqueue('b');
+    await sleep(10);
+    expect(controller.started).toBe(false);
+    expect(reconciled).toEqual([]);
+  });
+});
+
+describe('Controller stopped without drain (leadership lost)', () => {
+  it('lets the running reconcile finish, drops the queued keys and starts none after the stop', async () => {
+    const started: string[] = [];
+    const finished: string[] = [];
+    const gate = deferred();
+    const holding = deferred();
+    const controller = new Controller({
+      name: 'lost', workers: 1, logger: createLogger({ level: 'silent' }),
+      reconcile: async (key) => {
+        started.push(key);
+        holding.resolve();
+        await gate.promise;
+        finished.push(key);
+        return { requeueAfter: 1 };
+      },
+    });
+    for (const key of ['a', 'b', 'c']) controller.enqueue(key);
+    controller.start();
+    await holding.promise;
+    expect(controller.queue.length).toBe(2);
+
+    const stopped = controller.stop({ drain: false });
+    expect(controller.queue.length).toBe(0);
+    controller.enqueue('d');
+    gate.resolve();
+    await stopped;
+    expect(started).toEqual(['a']);
+    expect(finished).toEqual(['a']);
+    // Its requeueAfter was not kept either.
+    expect(controller.queue.delayed).toBe(0);
+    expect(controller.queue.processing).toBe(0);
+  });
+
+  it('does not reconcile a key handed to an idle worker just before the stop', async () => {
+    const reconciled: string[] = [];
+    const controller = new Controller({ name: 'race', workers: 2, logger: createLogger({ level: 'silent' }), reconcile: async (key) => void reconciled.push(key) });
+    controller.start();
+    await sleep(0); // both workers wait in get()
+    controller.enqueue('x'); // handed to a waiting worker at once; its code runs a microtask later
+    await controller.stop({ drain: false });
+    expect(reconciled).toEqual([]);
+    expect(controller.queue.processing).toBe(0);
   });
 });
 
