@@ -70,6 +70,7 @@ export function runCommand(): Command {
         workers: settings.workers,
         health: settings.health,
         leaderElection: settings.leaderElection,
+        watchIdleTimeoutMs: settings.watchIdleTimeoutMs,
         sidecar,
         events: { mode: flags.eventMode, ...(flags.sink === undefined ? {} : { sink: flags.sink }) },
         pollIntervalMs,

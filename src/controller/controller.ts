@@ -39,6 +39,8 @@ export class Controller {
   readonly #metrics: ControllerMetrics | undefined;
   readonly #log: Logger;
   #running: Promise<void>[] = [];
+  /** Set by a stop without drain: a key handed out before it is not reconciled after it. */
+  #dropping = false;
 
   constructor(options: ControllerOptions) {
     const workers = options.workers ?? 4;
@@ -71,20 +73,34 @@ export class Controller {
     informer.addHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj), onDelete: enqueue });
   }
 
+  /** Starts the workers; once stopped, a controller does not start again (its queue is shut down). */
   start(): void {
-    if (this.started) return;
+    if (this.started || this.queue.shuttingDown) return;
     this.#log.info({ workers: this.#workers }, 'starting workers');
     for (let i = 0; i < this.#workers; i += 1) this.#running.push(this.#work());
   }
 
-  /** Stops taking new keys, lets queued and running reconciles finish, then resolves. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking new keys and resolves once the running reconciles have finished. With `drain`
+   * (the default) the queued keys are reconciled first; without, they are dropped and no
+   * reconcile starts after this call (a replica that lost its leadership must not act on any).
+   */
+  async stop(options: { drain?: boolean } = {}): Promise<void> {
+    const drain = options.drain ?? true;
     if (!this.started) {
       // No worker would ever take the queued keys (a standby replica): drop them.
-      this.queue.shutDown();
+      await this.queue.shutDownAndDrop();
       return;
     }
-    await this.queue.shutDownWithDrain();
+    if (drain) {
+      await this.queue.shutDownWithDrain();
+    } else {
+      this.#dropping = true;
+      const dropped = this.queue.length;
+      const idle = this.queue.shutDownAndDrop();
+      this.#log.info({ dropped, running: this.queue.processing }, 'stopping without drain: queued keys dropped');
+      await idle;
+    }
     await Promise.all(this.#running);
     this.#log.info('workers stopped');
   }
@@ -93,6 +109,11 @@ export class Controller {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      // Handed out just before a stop without drain, taken up just after it.
+      if (this.#dropping) {
+        this.queue.done(key);
+        continue;
+      }
       await this.#process(key);
     }
   }

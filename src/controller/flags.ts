@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
+import { DEFAULT_WATCH_IDLE_TIMEOUT_MS } from './informer.ts';
 import { DEFAULT_LEADER_ELECTION } from './leader-election.ts';
 import type { ManagerLeaderElection } from './manager.ts';
 
@@ -8,6 +9,8 @@ export interface ControllerRuntimeSettings {
   workers: number;
   health: { port: number; host: string } | false;
   leaderElection: ManagerLeaderElection | false;
+  /** A watch silent this long is taken for dead and opened again; 0: never. */
+  watchIdleTimeoutMs: number;
   logLevel: LevelWithSilent;
 }
 
@@ -26,6 +29,7 @@ export function addControllerRuntimeFlags(command: Command): Command {
     .option('--lease-duration <seconds>', 'how long a Lease stays valid without renewal', String(DEFAULT_LEADER_ELECTION.leaseDurationMs / 1000))
     .option('--renew-deadline <seconds>', 'the leader steps down when it could not renew for this long', String(DEFAULT_LEADER_ELECTION.renewDeadlineMs / 1000))
     .option('--retry-period <seconds>', 'time between acquire/renew attempts', String(DEFAULT_LEADER_ELECTION.retryPeriodMs / 1000))
+    .option('--watch-idle-timeout <seconds>', 'a watch that receives nothing (no event, no bookmark) for this long is taken for dead and opened again (0: never)', String(DEFAULT_WATCH_IDLE_TIMEOUT_MS / 1000))
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info');
 }
 
@@ -46,10 +50,15 @@ export function controllerRuntimeSettings(opts: Record<string, unknown>): Contro
     };
     if (opts.leaderElectionIdentity !== undefined) leaderElection.identity = nonEmpty(opts.leaderElectionIdentity, '--leader-election-identity');
   }
+  const idleSeconds = Number(opts.watchIdleTimeout ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS / 1000);
+  if (!Number.isFinite(idleSeconds) || idleSeconds < 0) {
+    throw new Error(`--watch-idle-timeout: expected a number of seconds >= 0, got "${String(opts.watchIdleTimeout)}"`);
+  }
   return {
     workers,
     health: port < 0 ? false : { port, host: nonEmpty(opts.healthHost ?? '0.0.0.0', '--health-host') },
     leaderElection,
+    watchIdleTimeoutMs: Math.round(idleSeconds * 1000),
     logLevel,
   };
 }

@@ -4,7 +4,7 @@ export { ExponentialFailureRateLimiter, exponentialBackoffMs, DEFAULT_BACKOFF } 
 export type { RateLimiter } from './rate-limiter.ts';
 export { Controller } from './controller.ts';
 export type { ControllerOptions, Reconcile, ReconcileContext, ReconcileResult } from './controller.ts';
-export { Informer, stripManagedFields } from './informer.ts';
+export { Informer, stripManagedFields, DEFAULT_WATCH_IDLE_TIMEOUT_MS } from './informer.ts';
 export type { InformerOptions, InformerHandler, InformerStats, Store } from './informer.ts';
 export { LeaderElector, DEFAULT_LEADER_ELECTION, microTime } from './leader-election.ts';
 export type { LeaderElectionOptions, Lease, LeaseSpec } from './leader-election.ts';

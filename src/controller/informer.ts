@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  isGone, objectKey, type KubeObject, type KubeTransport, type ResourceRef, type WatchEvent,
+  isGone, isWatchIdle, objectKey, type KubeObject, type KubeTransport, type ResourceRef, type WatchEvent,
 } from '../kube/transport/index.ts';
 import { exponentialBackoffMs } from './rate-limiter.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -32,8 +32,18 @@ export interface InformerOptions<T extends KubeObject> {
   transform?: (obj: KubeObject) => T;
   /** Calls onUpdate(obj, obj) for every cached object this often; 0 (default) = never. */
   resyncPeriodMs?: number;
-  /** The server ends each watch after this long (client-go: 5-10 min at random). Default 300-600 s. */
+  /**
+   * The server ends each watch after this long (client-go: 5-10 min at random). Default: at random
+   * between 0.45 and 0.9 x watchIdleTimeoutMs (300-600 s without an idle timeout). Must be shorter
+   * than watchIdleTimeoutMs.
+   */
   watchTimeoutSeconds?: number;
+  /**
+   * A watch on which nothing arrives (no event, no bookmark, not a byte) for this long is taken for
+   * dead (a connection dropped without a reset), abandoned and opened again from the last
+   * resourceVersion. Default 180 s; 0: never.
+   */
+  watchIdleTimeoutMs?: number;
   /** Backoff between failed list/watch attempts (client-go: 800 ms up to 30 s). */
   backoff?: { initialMs: number; maxMs: number };
   /** List page size. Default 500. */
@@ -50,7 +60,11 @@ export interface InformerStats {
   watches: number;
   /** Failed list or watch attempts. */
   failures: number;
+  /** Watches abandoned after watchIdleTimeoutMs without a byte. */
+  idleTimeouts: number;
 }
+
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 180_000;
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -71,12 +85,13 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
  * resourceVersion (bookmarks included) when a stream ends, with backoff after failures.
  */
 export class Informer<T extends KubeObject = KubeObject> {
-  readonly stats: InformerStats = { lists: 0, relists: 0, watches: 0, failures: 0 };
+  readonly stats: InformerStats = { lists: 0, relists: 0, watches: 0, failures: 0, idleTimeouts: 0 };
   readonly #items = new Map<string, T>();
   readonly #handlers: InformerHandler<T>[] = [];
   readonly #options: InformerOptions<T>;
   readonly #transform: (obj: KubeObject) => T;
   readonly #log: Logger;
+  readonly #idleTimeoutMs: number;
   #resourceVersion = '';
   #synced = false;
   #syncWaiters: (() => void)[] = [];
@@ -90,6 +105,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (options.resyncPeriodMs !== undefined && !(options.resyncPeriodMs >= 0)) {
       throw new Error(`informer: resyncPeriodMs must be >= 0, got ${options.resyncPeriodMs}`);
     }
+    const idleMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
+    if (!(idleMs >= 0)) throw new Error(`informer: watchIdleTimeoutMs must be >= 0, got ${idleMs}`);
+    // A watch of a quiet resource may hear nothing until the server ends it (no periodic bookmarks
+    // on kube-apiserver 1.20): ending later than the idle bound, it would be taken for a dead one.
+    if (idleMs > 0 && options.watchTimeoutSeconds !== undefined && !(options.watchTimeoutSeconds * 1000 < idleMs)) {
+      throw new Error(`informer: watchTimeoutSeconds (${options.watchTimeoutSeconds}) must be shorter than watchIdleTimeoutMs (${idleMs} ms)`);
+    }
+    this.#idleTimeoutMs = idleMs;
     this.#options = options;
     this.#transform = options.transform ?? (stripManagedFields as (obj: KubeObject) => T);
     this.#log = (options.logger ?? createLogger()).child({ informer: options.resource.plural });
@@ -157,6 +180,13 @@ export class Informer<T extends KubeObject = KubeObject> {
         failures = events > 0 || performance.now() - started >= 500 ? 0 : failures + 1;
       } catch (err) {
         if (signal.aborted) break;
+        if (isWatchIdle(err)) {
+          // A dead connection, not a refusal by the server: re-watch at once, from where the stream was.
+          this.stats.idleTimeouts += 1;
+          failures = 0;
+          this.#log.warn({ resourceVersion: this.#resourceVersion, idleMs: err.idleMs }, 'watch silent for too long, watching again');
+          continue;
+        }
         if (isGone(err)) {
           this.stats.relists += 1;
           this.#log.info({ resourceVersion: this.#resourceVersion, reason: (err as Error).message }, 'resourceVersion expired, relisting');
@@ -212,10 +242,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Returns the number of events received once the stream ends normally. */
   async #watch(signal: AbortSignal): Promise<number> {
     const { transport, resource, namespace, labelSelector } = this.#options;
-    const timeoutSeconds = this.#options.watchTimeoutSeconds ?? Math.floor(300 + Math.random() * 300);
+    const timeoutSeconds = this.#options.watchTimeoutSeconds ?? defaultWatchTimeoutSeconds(this.#idleTimeoutMs);
     this.stats.watches += 1;
     let events = 0;
-    const stream = transport.watch(resource, { namespace, labelSelector, resourceVersion: this.#resourceVersion, timeoutSeconds, signal });
+    const stream = transport.watch(resource, {
+      namespace, labelSelector, resourceVersion: this.#resourceVersion, timeoutSeconds, idleTimeoutMs: this.#idleTimeoutMs, signal,
+    });
     this.#log.debug({ resourceVersion: this.#resourceVersion, timeoutSeconds }, 'watching');
     for await (const event of stream) {
       events += 1;
@@ -259,4 +291,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
   }
+}
+
+/** client-go's 5-10 min at random, but ending well before the idle bound when there is one. */
+function defaultWatchTimeoutSeconds(idleTimeoutMs: number): number {
+  const max = idleTimeoutMs > 0 ? Math.min(600, (0.9 * idleTimeoutMs) / 1000) : 600;
+  return Math.max(1, Math.floor(max / 2 + (Math.random() * max) / 2));
 }

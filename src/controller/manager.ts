@@ -29,8 +29,9 @@ export interface ManagerOptions {
   /** Absent or false: this replica reconciles as soon as its caches are synced. */
   leaderElection?: ManagerLeaderElection | false;
   /**
-   * Leadership lost without `stop()` (renewals failed past the renew deadline). The manager has
-   * already stopped its controllers; a process should exit so it comes back as a fresh candidate.
+   * Leadership lost without `stop()` (renewals failed past the renew deadline, or another replica
+   * holds the Lease). The manager has already stopped its controllers: queued keys dropped, the
+   * reconciles running at the loss finished. A process should exit so it comes back as a fresh candidate.
    */
   onLeadershipLost?: () => void;
 }
@@ -38,7 +39,8 @@ export interface ManagerOptions {
 /**
  * Runs informers and controllers of one operator process: caches start at once (a standby
  * replica keeps them warm), controllers start once the caches are synced and, with leader
- * election, once this replica leads. `stop()` drains the controllers, then releases the Lease.
+ * election, once this replica leads. `stop()` drains the controllers, then releases the Lease;
+ * a lost Lease stops them without draining.
  */
 export class Manager {
   readonly metrics: ControllerMetrics;
@@ -50,6 +52,7 @@ export class Manager {
   #server: HealthServer | undefined;
   #controllersRunning: Promise<void> | undefined;
   #stopping = false;
+  #leadershipLost = false;
 
   constructor(options: ManagerOptions) {
     this.#options = options;
@@ -117,8 +120,11 @@ export class Manager {
       onStoppedLeading: () => {
         this.metrics.isLeader.set(0);
         if (this.#stopping) return;
-        this.logger.error('leadership lost: stopping controllers');
-        void this.#stopControllers().then(() => this.#options.onLeadershipLost?.());
+        this.#leadershipLost = true;
+        this.logger.error('leadership lost: dropping queued keys, letting running reconciles finish');
+        // At once, not after an await: another replica may already lead, so no reconcile may start from now on.
+        const stopped = Promise.all(this.#controllers.map((controller) => controller.stop({ drain: false })));
+        void stopped.then(() => this.#options.onLeadershipLost?.());
       },
       onNewLeader: (identity) => this.logger.info({ leader: identity }, 'leader observed'),
     });
@@ -137,7 +143,7 @@ export class Manager {
 
   async #startControllers(): Promise<void> {
     await Promise.all(this.#informers.map((informer) => informer.waitForSync()));
-    if (this.#stopping) return;
+    if (this.#stopping || this.#leadershipLost) return;
     this.logger.info('caches synced: starting controllers');
     for (const controller of this.#controllers) controller.start();
   }

@@ -121,6 +121,23 @@ export class WorkQueue {
   /** Shuts down and resolves when every queued key has been handed out and every one is done. */
   shutDownWithDrain(): Promise<void> {
     this.shutDown();
+    return this.#drained();
+  }
+
+  /**
+   * Shuts down and drops every queued key (a key re-added while processed included): `get`
+   * resolves undefined from now on. Resolves once the keys already handed out are done.
+   */
+  shutDownAndDrop(): Promise<void> {
+    this.#queue = [];
+    this.#head = 0;
+    this.#dirty.clear();
+    this.#observer.depth?.(0);
+    this.shutDown();
+    return this.#drained();
+  }
+
+  #drained(): Promise<void> {
     if (this.#isDrained()) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }

@@ -4,9 +4,10 @@ import { Command } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  Controller, ExponentialFailureRateLimiter, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
+  Controller, ExponentialFailureRateLimiter, Informer, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
+import { KubeTransport } from '../../src/kube/transport/index.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
@@ -142,8 +143,13 @@ describe('controller runtime flags', () => {
     return controllerRuntimeSettings(command.opts());
   };
 
-  it('defaults: 4 workers, health on 8081, no leader election', () => {
-    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, logLevel: 'info' });
+  it('defaults: 4 workers, health on 8081, no leader election, watches idle for 180 s taken for dead', () => {
+    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, watchIdleTimeoutMs: 180_000, logLevel: 'info' });
+  });
+
+  it('--watch-idle-timeout in seconds, 0 for never', () => {
+    expect(parse(['--watch-idle-timeout', '2.5']).watchIdleTimeoutMs).toBe(2500);
+    expect(parse(['--watch-idle-timeout', '0']).watchIdleTimeoutMs).toBe(0);
   });
 
   it('leader election with client-go durations, overridable', () => {
@@ -156,14 +162,86 @@ describe('controller runtime flags', () => {
     expect(() => parse(['--workers', '0'])).toThrow(/--workers/);
     expect(() => parse(['--log-level', 'loud'])).toThrow(/--log-level/);
     expect(() => parse(['--leader-elect', '--lease-duration', 'soon'])).toThrow(/--lease-duration/);
+    expect(() => parse(['--watch-idle-timeout', '-1'])).toThrow(/--watch-idle-timeout/);
   });
 });
 
 describe('Controller that never started (a standby replica)', () => {
-  it('stops at once, dropping the keys it queued', async () => {
-    const controller = new Controller({ name: 'standby', logger: createLogger({ level: 'silent' }), reconcile: async () => undefined });
+  it('stops at once, dropping the keys it queued; started afterwards, it reconciles nothing', async () => {
+    const reconciled: string[] = [];
+    const controller = new Controller({
+      name: 'standby', logger: createLogger({ level: 'silent' }), reconcile: async (key) => void reconciled.push(key),
+    });
     controller.enqueue('a');
     await controller.stop();
     expect(controller.queue.shuttingDown).toBe(true);
+    expect(controller.queue.length).toBe(0);
+    controller.start();
+    controller.enqueue('b');
+    await sleep(10);
+    expect(controller.started).toBe(false);
+    expect(reconciled).toEqual([]);
+  });
+});
+
+describe('Controller stopped without drain (leadership lost)', () => {
+  it('lets the running reconcile finish, drops the queued keys and starts none after the stop', async () => {
+    const started: string[] = [];
+    const finished: string[] = [];
+    const gate = deferred();
+    const holding = deferred();
+    const controller = new Controller({
+      name: 'lost', workers: 1, logger: createLogger({ level: 'silent' }),
+      reconcile: async (key) => {
+        started.push(key);
+        holding.resolve();
+        await gate.promise;
+        finished.push(key);
+        return { requeueAfter: 1 };
+      },
+    });
+    for (const key of ['a', 'b', 'c']) controller.enqueue(key);
+    controller.start();
+    await holding.promise;
+    expect(controller.queue.length).toBe(2);
+
+    const stopped = controller.stop({ drain: false });
+    expect(controller.queue.length).toBe(0);
+    controller.enqueue('d');
+    gate.resolve();
+    await stopped;
+    expect(started).toEqual(['a']);
+    expect(finished).toEqual(['a']);
+    // Its requeueAfter was not kept either.
+    expect(controller.queue.delayed).toBe(0);
+    expect(controller.queue.processing).toBe(0);
+  });
+
+  it('does not reconcile a key handed to an idle worker just before the stop', async () => {
+    const reconciled: string[] = [];
+    const controller = new Controller({ name: 'race', workers: 2, logger: createLogger({ level: 'silent' }), reconcile: async (key) => void reconciled.push(key) });
+    controller.start();
+    await sleep(0); // both workers wait in get()
+    controller.enqueue('x'); // handed to a waiting worker at once; its code runs a microtask later
+    await controller.stop({ drain: false });
+    expect(reconciled).toEqual([]);
+    expect(controller.queue.processing).toBe(0);
+  });
+});
+
+describe('Informer options', () => {
+  // Never started: the transport opens no connection.
+  const transport = new KubeTransport({ origin: 'http://127.0.0.1:1', pathPrefix: '', tls: {}, headers: {} });
+  const resource = { group: 'okt.dev', version: 'v1', plural: 'gadgets' };
+
+  it('refuses a watch timeout not shorter than the idle timeout: a quiet watch would be taken for a dead one', () => {
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 60_000, watchTimeoutSeconds: 60 })).toThrow(/watchTimeoutSeconds \(60\) must be shorter than watchIdleTimeoutMs/);
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 60_000, watchTimeoutSeconds: 59 })).not.toThrow();
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: 0, watchTimeoutSeconds: 600 })).not.toThrow();
+    expect(() => new Informer({ transport, resource, watchTimeoutSeconds: 600 })).toThrow(/180000 ms/);
+  });
+
+  it('refuses a negative idle timeout', () => {
+    expect(() => new Informer({ transport, resource, watchIdleTimeoutMs: -1 })).toThrow(/watchIdleTimeoutMs must be >= 0/);
   });
 });

@@ -45,6 +45,29 @@ describe('WorkQueue', () => {
     expect(drained).toBe(true);
   });
 
+  it('drops queued keys on shutDownAndDrop, a key re-added while processed included, and waits for the one processed', async () => {
+    const queue = new WorkQueue();
+    queue.add('x');
+    queue.add('y');
+    queue.addAfter('z', 10);
+    const first = (await queue.get()) as string;
+    queue.add(first); // would be handed out again after done
+    let idle = false;
+    const dropped = queue.shutDownAndDrop().then(() => {
+      idle = true;
+    });
+    expect(queue.length).toBe(0);
+    expect(queue.delayed).toBe(0);
+    expect(await queue.get()).toBeUndefined();
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    queue.done(first);
+    await dropped;
+    expect(idle).toBe(true);
+    expect(queue.length).toBe(0);
+    expect(await queue.get()).toBeUndefined();
+  });
+
   it('releases idle getters on shutdown', async () => {
     const queue = new WorkQueue();
     const pending = queue.get();

@@ -22,6 +22,8 @@ export interface OperatorOptions {
   leaderElection?: ManagerLeaderElection | false;
   pollIntervalMs?: number;
   resyncPeriodMs?: number;
+  /** A watch of the CRs silent this long is taken for dead and opened again. Default 180 s; 0: never. */
+  watchIdleTimeoutMs?: number;
   /** How long a deleted CR in a terminating namespace waits for its vanished sidecar. Default 60 s. */
   teardownGraceMs?: number;
   outboxLimit?: number;
@@ -68,7 +70,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metrics: manager.metrics,
     logger,
     events,
-    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'teardownGraceMs', 'outboxLimit']),
+    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
   });
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);

@@ -84,6 +84,11 @@ export interface LifecycleControllerOptions {
   pollIntervalMs?: number;
   /** Every CR is looked at again this often even when nothing changed (level-triggered safety net). Default 10 min; 0: never. */
   resyncPeriodMs?: number;
+  /**
+   * A watch of the CRs on which nothing arrives (no event, no bookmark, not a byte) for this long is
+   * taken for dead and opened again from its last resourceVersion. Default 180 s; 0: never.
+   */
+  watchIdleTimeoutMs?: number;
   /** How long a deleted CR whose namespace is terminating waits for its vanished sidecar before its finalizer is released. Default 60 s. */
   teardownGraceMs?: number;
   metrics?: ControllerMetrics;
@@ -128,6 +133,7 @@ export class LifecycleController {
     if (options.namespace !== undefined) informerOptions.namespace = options.namespace;
     if (options.labelSelector !== undefined) informerOptions.labelSelector = options.labelSelector;
     informerOptions.resyncPeriodMs = options.resyncPeriodMs ?? 600_000;
+    if (options.watchIdleTimeoutMs !== undefined) informerOptions.watchIdleTimeoutMs = options.watchIdleTimeoutMs;
     if (options.logger !== undefined) informerOptions.logger = options.logger;
     this.informer = new Informer<LifecycleObject>(informerOptions);
     const controllerOptions: ConstructorParameters<typeof Controller>[0] = {

@@ -40,6 +40,24 @@ export const isNotFound = (err: unknown): err is KubeApiError => isKubeApiError(
 /** 410: the resourceVersion a list or watch started from is no longer in the server's history. */
 export const isGone = (err: unknown): err is KubeApiError => isKubeApiError(err, 410);
 
+/**
+ * A watch stream on which nothing arrived (no event, no bookmark, not a byte) for `idleMs`: its
+ * connection is taken for dead (a load balancer failover, a black-holed route) and the stream abandoned.
+ */
+export class WatchIdleError extends Error {
+  readonly idleMs: number;
+  readonly path: string;
+
+  constructor(path: string, idleMs: number) {
+    super(`WATCH ${path}: nothing received for ${idleMs} ms`);
+    this.name = 'WatchIdleError';
+    this.idleMs = idleMs;
+    this.path = path;
+  }
+}
+
+export const isWatchIdle = (err: unknown): err is WatchIdleError => err instanceof WatchIdleError;
+
 /** Parses a response body as a Status when it is one; undefined otherwise. */
 export function parseStatus(body: string): ApiStatus | undefined {
   try {

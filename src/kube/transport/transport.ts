@@ -1,7 +1,7 @@
-import { Pool, type Dispatcher } from 'undici';
+import { errors, Pool, type Dispatcher } from 'undici';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { connectionFromKubeConfig, type ConnectionSettings } from './connection.ts';
-import { KubeApiError, parseStatus, type ApiStatus } from './errors.ts';
+import { KubeApiError, WatchIdleError, parseStatus, type ApiStatus } from './errors.ts';
 import { resourcePath, type KubeObject, type ObjectList, type ResourceRef, type WatchEvent } from './resource.ts';
 
 export type ApiVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -64,6 +64,11 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   /** The server ends the stream after this long. */
   timeoutSeconds?: number;
+  /**
+   * The stream fails with a WatchIdleError once nothing at all (event, bookmark, byte) has arrived
+   * for this long. Default 0: no limit, a stream whose connection silently died hangs for ever.
+   */
+  idleTimeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -95,7 +100,10 @@ export class KubeTransport {
   readonly counters = new ApiCounters();
   readonly #settings: ConnectionSettings;
   readonly #pool: Pool;
-  readonly #watchPool: Pool;
+  #watchPool: Pool;
+  readonly #newWatchPool: () => Pool;
+  /** Watch pools replaced after a silent watch, closing once their last stream ends. */
+  readonly #retiredWatchPools = new Set<Pool>();
   readonly #timeoutMs: number;
   readonly #refresh: (() => Promise<ConnectionSettings>) | undefined;
   #headers: Record<string, string>;
@@ -118,7 +126,8 @@ export class KubeTransport {
     const connect = { ...settings.tls, keepAlive: true, keepAliveInitialDelay: 30_000 };
     const allowH2 = options.http2 ?? true;
     this.#pool = new Pool(settings.origin, { connections, connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout, allowH2 });
-    this.#watchPool = new Pool(settings.origin, { connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout, allowH2 });
+    this.#newWatchPool = () => new Pool(settings.origin, { connect, keepAliveTimeout, keepAliveMaxTimeout: keepAliveTimeout, allowH2 });
+    this.#watchPool = this.#newWatchPool();
   }
 
   get origin(): string {
@@ -184,9 +193,20 @@ export class KubeTransport {
    * Breaking out of the loop or aborting `signal` closes the connection.
    */
   async *watch<T extends KubeObject = KubeObject>(res: ResourceRef, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
-    const { namespace, signal, allowWatchBookmarks = true, ...rest } = opts;
+    const { namespace, signal, allowWatchBookmarks = true, idleTimeoutMs = 0, ...rest } = opts;
     const spec: RequestSpec = { verb: 'watch', method: 'GET', path: resourcePath(res, namespace), query: { watch: 1, allowWatchBookmarks, ...rest } };
-    const response = await this.#send(spec, this.#watchPool, signal, 0);
+    const pool = this.#watchPool;
+    // kube-apiserver answers a watch's headers at once, and undici's body timeout restarts with every
+    // chunk received: together, a limit on silence from the request on.
+    const timeouts = { headersMs: idleTimeoutMs > 0 ? Math.min(idleTimeoutMs, this.#timeoutMs) : this.#timeoutMs, bodyMs: idleTimeoutMs };
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#send(spec, pool, signal, timeouts);
+    } catch (err) {
+      if (!(idleTimeoutMs > 0 && err instanceof errors.HeadersTimeoutError)) throw err;
+      this.#retireWatchPool(pool);
+      throw new WatchIdleError(spec.path, idleTimeoutMs);
+    }
     const decoder = new TextDecoder();
     let pending = '';
     try {
@@ -205,22 +225,41 @@ export class KubeTransport {
           yield event as WatchEvent<T>;
         }
       }
+    } catch (err) {
+      if (!(err instanceof errors.BodyTimeoutError)) throw err;
+      this.#retireWatchPool(pool);
+      throw new WatchIdleError(spec.path, idleTimeoutMs);
     } finally {
       if (!response.body.destroyed) response.body.destroy();
     }
   }
 
+  /**
+   * Over HTTP/2 every watch shares the pool's connection, which a silent stream suggests is dead:
+   * undici would first PING it, holding the next watch back for as long again. New watches go to a
+   * fresh pool at once; the old one closes when its streams end (those on a dead connection fail
+   * when undici's PING goes unanswered).
+   */
+  #retireWatchPool(pool: Pool): void {
+    if (pool !== this.#watchPool) return; // another silent watch retired it already
+    this.#watchPool = this.#newWatchPool();
+    this.#retiredWatchPools.add(pool);
+    void pool.close().catch(() => undefined).finally(() => this.#retiredWatchPools.delete(pool));
+  }
+
   /** Closes every connection; pending requests fail. */
   async close(): Promise<void> {
-    await Promise.all([this.#pool.destroy(), this.#watchPool.destroy()]);
+    await Promise.all([this.#pool, this.#watchPool, ...this.#retiredWatchPools].map((pool) => pool.destroy()));
   }
 
   async #json<T>(spec: RequestSpec): Promise<T> {
-    const response = await this.#send(spec, this.#pool, undefined, this.#timeoutMs);
+    const response = await this.#send(spec, this.#pool, undefined, { headersMs: this.#timeoutMs, bodyMs: this.#timeoutMs });
     return (await response.body.json()) as T;
   }
 
-  async #send(spec: RequestSpec, pool: Pool, signal: AbortSignal | undefined, bodyTimeout: number, retried = false): Promise<Dispatcher.ResponseData> {
+  async #send(
+    spec: RequestSpec, pool: Pool, signal: AbortSignal | undefined, timeouts: { headersMs: number; bodyMs: number }, retried = false,
+  ): Promise<Dispatcher.ResponseData> {
     this.counters.byVerb[spec.verb] += 1;
     const path = this.#settings.pathPrefix + spec.path + queryString(spec.query);
     const headers: Record<string, string> = { ...this.#headers, accept: 'application/json' };
@@ -231,14 +270,14 @@ export class KubeTransport {
     }
     const response = await pool.request({
       path, method: spec.method, headers, body, signal: signal ?? null,
-      headersTimeout: this.#timeoutMs, bodyTimeout,
+      headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs,
     });
     if (response.statusCode < 400) return response;
     const text = await response.body.text();
     // Expired exec/OIDC credentials: resolve them again once.
     if (response.statusCode === 401 && this.#refresh && !retried) {
       this.#headers = (await this.#refresh()).headers;
-      return this.#send(spec, pool, signal, bodyTimeout, true);
+      return this.#send(spec, pool, signal, timeouts, true);
     }
     throw new KubeApiError({ statusCode: response.statusCode, method: spec.method, path: spec.path, status: parseStatus(text), body: text });
   }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, Informer } from '../../../src/controller/index.ts';
-import { isNotFound, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
+import { connectionFromKubeConfig, isNotFound, KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
 import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, waitFor } from '../helpers/index.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { gadget, gadgetCrd, setUpGadgets, type Gadget } from './fixture.ts';
 
 const group = 'informer.controller.okt.dev';
@@ -119,6 +120,51 @@ describe('Informer against a real API server', () => {
     } finally {
       await informer.stop();
       await deleteCrd(kc, manifest.metadata.name);
+    }
+  });
+});
+
+describe('Informer behind a connection that goes silent', () => {
+  it('abandons a watch that hears nothing for watchIdleTimeoutMs and catches up from its last resourceVersion', async () => {
+    const kc = e2eKubeConfig();
+    const apiServer = new URL(kc.getCurrentCluster()?.server as string);
+    const proxy = await startTcpProxy({ host: apiServer.hostname, port: Number(apiServer.port) });
+    // The informer reaches the API server only through the proxy; the test writes to it directly.
+    const settings = await connectionFromKubeConfig(kc);
+    const proxied = new KubeTransport({ ...settings, origin: `https://127.0.0.1:${proxy.port}` });
+    const namespace = await createNamespace(kc, 'silent');
+    const idleMs = 3000;
+    const informer = new Informer<Gadget>({ transport: proxied, resource, namespace, logger: quiet, watchIdleTimeoutMs: idleMs });
+    informer.start();
+    try {
+      await informer.waitForSync();
+      await transport.create(resource, namespace, gadget(group, namespace, 'before'));
+      await waitFor('the watch through the proxy to bring "before"', async () => (informer.store.has(`${namespace}/before`) ? true : undefined), 10_000, 20);
+      const watches = informer.stats.watches;
+      const idleTimeouts = informer.stats.idleTimeouts;
+
+      expect(proxy.blackHoleOpenLinks()).toBeGreaterThan(0);
+      const blackHoledAt = performance.now();
+      await transport.create(resource, namespace, gadget(group, namespace, 'after'));
+      await transport.patchStatus(resource, namespace, 'before', { state: 'Running' });
+      await waitFor('the informer to catch up', async () =>
+        informer.store.has(`${namespace}/after`) && informer.store.get(`${namespace}/before`)?.status?.state === 'Running' ? true : undefined, 30_000, 20);
+      const caughtUpMs = performance.now() - blackHoledAt;
+
+      // idleMs to notice, then a fresh connection at once: well before the 2 x idleMs it would take
+      // if the next watch waited for undici's PING probe of the silent HTTP/2 connection. The
+      // server's own end of the stream (timeoutSeconds) was black-holed too.
+      expect(caughtUpMs).toBeLessThan(idleMs + 2500);
+      expect(proxy.swallowedBytes).toBeGreaterThan(0);
+      expect(informer.stats.idleTimeouts).toBeGreaterThan(idleTimeouts);
+      expect(informer.stats.watches).toBeGreaterThan(watches);
+      expect(proxy.connections).toBeGreaterThan(1);
+      expect(informer.stats.lists).toBe(1);
+      expect(informer.stats.relists).toBe(0);
+    } finally {
+      await informer.stop();
+      await proxied.close();
+      await proxy.close();
     }
   });
 });

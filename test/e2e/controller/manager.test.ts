@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Controller, createLogger, Informer, Manager } from '../../../src/controller/index.ts';
-import { splitKey, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
+import { Controller, createLogger, Informer, Manager, microTime, type Lease } from '../../../src/controller/index.ts';
+import { LEASES, splitKey, type KubeTransport, type ResourceRef } from '../../../src/kube/transport/index.ts';
 import { createNamespace, e2eKubeConfig, waitFor } from '../helpers/index.ts';
 import { gadget, setUpGadgets, type Gadget } from './fixture.ts';
 
@@ -99,5 +99,61 @@ describe('Manager: informer + controller + health server', () => {
     } finally {
       await two.manager.stop();
     }
+  });
+
+  it('a replica that loses its Lease starts no reconcile after the loss: the running one finishes, the queued keys are dropped', async () => {
+    const own = await createNamespace(e2eKubeConfig(), 'usurped');
+    const names = ['k0', 'k1', 'k2', 'k3', 'k4'];
+    for (const name of names) await transport.create(resource, own, gadget(group, own, name));
+    const logger = createLogger({ level: 'silent' });
+    let lost = (): void => undefined;
+    const leadershipLost = new Promise<void>((resolve) => (lost = resolve));
+    const manager = new Manager({
+      transport, logger, health: false, onLeadershipLost: () => lost(),
+      leaderElection: { namespace, name: 'usurped', identity: 'victim', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
+    });
+    const informer = new Informer<Gadget>({ transport, resource, namespace: own, logger });
+    // One worker, held by its first reconcile until the test lets it go: the other keys wait in the queue.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const finished: string[] = [];
+    const controller = new Controller({
+      name: 'usurped', logger, workers: 1,
+      reconcile: async (key) => {
+        started.push(key);
+        await held;
+        finished.push(key);
+      },
+    });
+    controller.watch(informer);
+    manager.addInformer(informer);
+    manager.addController(controller);
+    await manager.start();
+    try {
+      await waitFor('the first reconcile to hold the only worker, four keys queued', async () =>
+        started.length === 1 && controller.queue.length === names.length - 1 ? true : undefined, 10_000, 20);
+
+      // Another replica takes the Lease over (as after a partition healed): the victim's next renewal
+      // conflicts, the read after it shows the new holder.
+      const lease = await transport.get<Lease>(LEASES, namespace, 'usurped');
+      const now = microTime(new Date());
+      await transport.replace<Lease>(LEASES, namespace, 'usurped', {
+        ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', acquireTime: now, renewTime: now, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 },
+      });
+      await waitFor('the victim to know it lost', async () => (!manager.isLeader ? true : undefined), 10_000, 20);
+      expect(controller.queue.length).toBe(0);
+
+      release();
+      await leadershipLost;
+      expect(started).toHaveLength(1);
+      expect(finished).toEqual(started);
+      expect((await transport.get<Lease>(LEASES, namespace, 'usurped')).spec?.holderIdentity).toBe('usurper');
+    } finally {
+      release();
+      await manager.stop();
+    }
+    // Nor during the stop that followed.
+    expect(started).toHaveLength(1);
   });
 });
