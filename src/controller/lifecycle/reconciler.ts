@@ -1,11 +1,9 @@
 import type { Graph } from '../../graph/index.ts';
 import { createPlanner } from '../../plan/index.ts';
-import { conditionSchema } from '../../kube/conditions.ts';
 import {
   LIFECYCLE_FINALIZER,
   describeIssues,
   lifecycleSpecSchema,
-  lifecycleStatusSchema,
   type LifecycleSpec,
   type LifecycleStatus,
   type OutboxEntry,
@@ -20,13 +18,13 @@ import type { Logger } from '../logger.ts';
 import { shardOf, type Shard } from './shard.ts';
 import { SidecarClients } from './sidecar-clients.ts';
 import { classifyStartFailure } from './error-policy.ts';
+import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
   REASONS,
   STALLED,
   step,
   unreadable,
-  type InvalidStatus,
   type LifecycleModel,
   type SeenOperation,
   type SidecarView,
@@ -465,25 +463,4 @@ function isNewer(a: KubeObject, b: KubeObject): boolean {
   } catch {
     return false;
   }
-}
-
-function parseStatus(raw: unknown): LifecycleStatus | InvalidStatus | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && Object.keys(raw).every((key) => key === 'conditions')) {
-    // Only conditions (an earlier InvalidSpec write) and no state yet: a first sight. A status that lost
-    // its state but kept the rest is not: it is invalid, and the operator does not start over at the entry.
-    return undefined;
-  }
-  const parsed = lifecycleStatusSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const invalid: InvalidStatus = { invalid: describeIssues('status', parsed.error) };
-  const conditions = parseConditions(raw);
-  if (conditions.length > 0) invalid.conditions = conditions;
-  return invalid;
-}
-
-function parseConditions(raw: unknown): NonNullable<InvalidStatus['conditions']> {
-  const list = (raw as { conditions?: unknown } | undefined)?.conditions;
-  const parsed = conditionSchema.array().safeParse(list ?? []);
-  return parsed.success ? parsed.data : [];
 }
