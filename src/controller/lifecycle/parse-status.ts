@@ -1,4 +1,5 @@
-// What the step may see of a CR's status: only what okt's schema parses.
+// What the step may see of a CR's status: only what okt's schema parses (fields okt does not know are
+// dropped here and kept on the server by the reconciler's patches: src/kube/unknown-status-fields.ts).
 import { conditionSchema } from '../../kube/conditions.ts';
 import { describeIssues, lifecycleStatusSchema, type LifecycleStatus } from '../../kube/lifecycle-resource.ts';
 import type { InvalidStatus } from './step.ts';
@@ -6,9 +7,10 @@ import type { InvalidStatus } from './step.ts';
 /** The parsed status; undefined on first sight; InvalidStatus naming the field that does not parse. */
 export function parseStatus(raw: unknown): LifecycleStatus | InvalidStatus | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && Object.keys(raw).every((key) => key === 'conditions')) {
-    // Only conditions (an earlier InvalidSpec write) and no state yet: a first sight. A status that lost
-    // its state but kept the rest is not: it is invalid, and the operator does not start over at the entry.
+  if (typeof raw === 'object' && Object.keys(raw).every((key) => key === 'conditions' || !(key in lifecycleStatusSchema.shape))) {
+    // Only conditions (an earlier InvalidSpec write) and other writers' fields, no state yet: a first
+    // sight. A status that lost its state but kept the rest is not: it is invalid, and the operator does
+    // not start over at the entry.
     return undefined;
   }
   const parsed = lifecycleStatusSchema.safeParse(raw);

@@ -8,7 +8,7 @@ import {
   type LifecycleStatus,
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
-import { mergePatchFrom } from '../../kube/merge-patch.ts';
+import { statusPatch } from '../../kube/unknown-status-fields.ts';
 import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
@@ -384,8 +384,9 @@ export class LifecycleController {
     })();
   }
 
+  /** `before` is the status as stored: fields okt does not know are kept (the step never saw them). */
   async #patchStatus(obj: LifecycleObject, before: unknown, after: object): Promise<LifecycleObject> {
-    const patch = mergePatchFrom(before, after) ?? {};
+    const patch = statusPatch(before, after) ?? {};
     const { namespace, name } = splitKey(keyOf(obj));
     const written = await this.#options.transport.patchStatus<LifecycleObject>(this.#options.resource, namespace, name, patch, {
       resourceVersion: obj.metadata.resourceVersion ?? '',
