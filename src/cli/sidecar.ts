@@ -24,9 +24,11 @@ export function sidecarCommand(): Command {
         process.exitCode = 2;
         return;
       }
+      // Listening for signals before saying so: a SIGTERM sent the moment the line is read must not kill it.
+      const signalled = untilSignal();
       // One machine-readable line so that scripts (and tests) learn the address when port is 0.
       process.stdout.write(`${JSON.stringify({ sidecar: 'listening', url: sidecar.url, pid: process.pid })}\n`);
-      await untilSignal();
+      await signalled;
       await sidecar.close();
     });
 }
