@@ -67,6 +67,11 @@ export const ProbeSchema = z
   });
 
 export const GraphConfigSchema = z.strictObject({
+  graph: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The graph file (a module, JSON or YAML, as okt graph reads it), relative to the config file: checked against at start.'),
   probe: ProbeSchema.optional(),
   nodes: z.record(NodeNameSchema, ActionSchema),
 });
@@ -101,6 +106,17 @@ export class SidecarConfigError extends Error {
   override name = 'SidecarConfigError';
 }
 
+/** One problem of a config: the field (`graphs.database.nodes.Running`) and what is wrong with it. */
+export interface ConfigProblem {
+  field: string;
+  reason: string;
+}
+
+/** Every problem in one error, one per line. */
+export function invalidConfig(problems: readonly ConfigProblem[]): SidecarConfigError {
+  return new SidecarConfigError(`invalid sidecar config:\n${problems.map((p) => `  ${p.field}: ${p.reason}`).join('\n')}`);
+}
+
 /** Expands ${NAME} and ${NAME:-default} in every string of plain data. */
 export function expandEnv(data: unknown, env: NodeJS.ProcessEnv, where = ''): unknown {
   if (typeof data === 'string') {
@@ -120,7 +136,7 @@ export function expandEnv(data: unknown, env: NodeJS.ProcessEnv, where = ''): un
   return data;
 }
 
-export function formatIssues(error: z.ZodError): { field: string; reason: string }[] {
+export function formatIssues(error: z.ZodError): ConfigProblem[] {
   return error.issues.map((issue) => ({
     field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
     reason: issue.message,
@@ -130,15 +146,13 @@ export function formatIssues(error: z.ZodError): { field: string; reason: string
 /** Validates plain config data; relative paths are resolved against baseDir. */
 export function parseSidecarConfig(data: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): SidecarConfig {
   const result = SidecarConfigSchema.safeParse(expandEnv(data, env));
-  if (!result.success) {
-    const lines = formatIssues(result.error).map((i) => `  ${i.field}: ${i.reason}`);
-    throw new SidecarConfigError(`invalid sidecar config:\n${lines.join('\n')}`);
-  }
+  if (!result.success) throw invalidConfig(formatIssues(result.error));
   const config = result.data;
   for (const [graphName, graph] of Object.entries(config.graphs)) {
     if (Object.keys(graph.nodes).length === 0 && graph.probe === undefined) {
-      throw new SidecarConfigError(`invalid sidecar config:\n  graphs.${graphName}: needs nodes or a probe`);
+      throw invalidConfig([{ field: `graphs.${graphName}`, reason: 'needs nodes or a probe' }]);
     }
+    if (graph.graph !== undefined) graph.graph = path.resolve(baseDir, graph.graph);
   }
   return {
     ...config,

@@ -10,10 +10,13 @@ export interface SidecarProcess {
   url: string;
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** What it wrote to stderr so far (its warnings at start, say). */
+  stderr(): string;
 }
 
-export function spawnSidecarProcess(configFile: string, env: NodeJS.ProcessEnv = {}): Promise<SidecarProcess> {
-  const child = spawn(process.execPath, [OKT_BIN, 'sidecar', '--config', configFile], {
+/** `args`: more flags of `okt sidecar` (`--graph FILE`). */
+export function spawnSidecarProcess(configFile: string, env: NodeJS.ProcessEnv = {}, args: readonly string[] = []): Promise<SidecarProcess> {
+  const child = spawn(process.execPath, [OKT_BIN, 'sidecar', '--config', configFile, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -23,7 +26,7 @@ export function spawnSidecarProcess(configFile: string, env: NodeJS.ProcessEnv =
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.includes('"listening"')) return;
-      resolve({ url: (JSON.parse(line) as { url: string }).url, child, exited });
+      resolve({ url: (JSON.parse(line) as { url: string }).url, child, exited, stderr: () => stderr });
     });
     void exited.then((code) => reject(new Error(`okt sidecar exited with ${code}: ${stderr.trim()}`)));
   });

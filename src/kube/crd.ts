@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
+import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
 
 /** Where a graph's custom resource lives in the API. */
 export interface CrdNames {
@@ -52,6 +53,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
   // must take it. The operator's own parse still requires every field of a status that has a state.
   delete status.required;
+  preserveUnknownStatusFields(status);
   const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
   conditions['x-kubernetes-list-type'] = 'map';
   conditions['x-kubernetes-list-map-keys'] = ['type'];
@@ -88,6 +90,19 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
       ],
     },
   };
+}
+
+/**
+ * The server prunes fields a structural schema does not name. Status keeps those of a newer okt or of
+ * another tool where okt's writes keep them (UNKNOWN_FIELDS_KEPT); the fields okt knows are still
+ * validated, and spec stays closed (an unknown spec field is a typo).
+ */
+function preserveUnknownStatusFields(status: JsonSchema): void {
+  const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
+  const properties = status.properties as Record<string, JsonSchema>;
+  status[PRESERVE] = true;
+  for (const field of Object.keys(UNKNOWN_FIELDS_KEPT.objects)) properties[field]![PRESERVE] = true;
+  for (const field of Object.keys(UNKNOWN_FIELDS_KEPT.lists)) (properties[field]!.items as JsonSchema)[PRESERVE] = true;
 }
 
 /** JSON Schema from zod, made a Kubernetes structural schema: no closed objects, free maps preserved. */

@@ -1,17 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { mergePatchFrom } from '../../src/kube/merge-patch.ts';
-
-/** RFC 7386 apply, the way the API server does it. */
-function apply(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
-    else out[key] = apply(out[key], value);
-  }
-  return out;
-}
+import { applyMergePatch as apply } from '../fixtures/json-merge-patch.ts';
 
 describe('mergePatchFrom', () => {
   test('removed fields become null, nested objects are patched field by field, arrays whole', () => {

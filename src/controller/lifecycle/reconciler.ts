@@ -1,16 +1,14 @@
 import type { Graph } from '../../graph/index.ts';
 import { createPlanner } from '../../plan/index.ts';
-import { conditionSchema } from '../../kube/conditions.ts';
 import {
   LIFECYCLE_FINALIZER,
   describeIssues,
   lifecycleSpecSchema,
-  lifecycleStatusSchema,
   type LifecycleSpec,
   type LifecycleStatus,
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
-import { mergePatchFrom } from '../../kube/merge-patch.ts';
+import { statusPatch } from '../../kube/unknown-status-fields.ts';
 import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
@@ -20,13 +18,13 @@ import type { Logger } from '../logger.ts';
 import { shardOf, type Shard } from './shard.ts';
 import { SidecarClients } from './sidecar-clients.ts';
 import { classifyStartFailure } from './error-policy.ts';
+import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
   REASONS,
   STALLED,
   step,
   unreadable,
-  type InvalidStatus,
   type LifecycleModel,
   type SeenOperation,
   type SidecarView,
@@ -392,8 +390,9 @@ export class LifecycleController {
     })();
   }
 
+  /** `before` is the status as stored: fields okt does not know are kept (the step never saw them). */
   async #patchStatus(obj: LifecycleObject, before: unknown, after: object): Promise<LifecycleObject> {
-    const patch = mergePatchFrom(before, after) ?? {};
+    const patch = statusPatch(before, after) ?? {};
     const { namespace, name } = splitKey(keyOf(obj));
     const written = await this.#options.transport.patchStatus<LifecycleObject>(this.#options.resource, namespace, name, patch, {
       resourceVersion: obj.metadata.resourceVersion ?? '',
@@ -471,25 +470,4 @@ function isNewer(a: KubeObject, b: KubeObject): boolean {
   } catch {
     return false;
   }
-}
-
-function parseStatus(raw: unknown): LifecycleStatus | InvalidStatus | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && Object.keys(raw).every((key) => key === 'conditions')) {
-    // Only conditions (an earlier InvalidSpec write) and no state yet: a first sight. A status that lost
-    // its state but kept the rest is not: it is invalid, and the operator does not start over at the entry.
-    return undefined;
-  }
-  const parsed = lifecycleStatusSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const invalid: InvalidStatus = { invalid: describeIssues('status', parsed.error) };
-  const conditions = parseConditions(raw);
-  if (conditions.length > 0) invalid.conditions = conditions;
-  return invalid;
-}
-
-function parseConditions(raw: unknown): NonNullable<InvalidStatus['conditions']> {
-  const list = (raw as { conditions?: unknown } | undefined)?.conditions;
-  const parsed = conditionSchema.array().safeParse(list ?? []);
-  return parsed.success ? parsed.data : [];
 }

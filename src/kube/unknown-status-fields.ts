@@ -1,0 +1,78 @@
+// Status fields okt does not know (a newer okt's, another tool's) are kept: the CRD preserves them
+// (src/kube/crd.ts) and okt's status writes leave them alone (statusPatch). Where: at the top level
+// of status, and inside okt's own objects for as long as each is the same object; an object okt
+// replaces or removes takes its unknown fields with it, as they were about that object.
+import type { z } from 'zod';
+import { lastTransitionSchema, lifecycleStatusSchema, operationStatusSchema, outboxEntrySchema } from './lifecycle-resource.ts';
+import { mergePatchFrom } from './merge-patch.ts';
+
+/** One of okt's objects inside status. */
+export interface OpenObject {
+  /** Its fields okt knows (and validates). */
+  readonly known: readonly string[];
+  /** The fields that make it the same object from one write to the next. */
+  readonly identity: readonly string[];
+}
+
+const fieldsOf = (schema: z.ZodObject) => Object.keys(schema.shape);
+
+/** Where status keeps fields okt does not know. */
+export const UNKNOWN_FIELDS_KEPT = {
+  /** Fields okt knows at the top level of status; any other is kept. */
+  known: fieldsOf(lifecycleStatusSchema),
+  /** status.<field>: one object. */
+  objects: {
+    // An operation is its id: a new one (the next transition, a retry) starts without the old one's fields.
+    operation: { known: fieldsOf(operationStatusSchema), identity: ['id'] },
+    // Written whole at each transition and never edited: any change is another transition.
+    lastTransition: { known: fieldsOf(lastTransitionSchema), identity: fieldsOf(lastTransitionSchema) },
+  },
+  /** status.<field>: a list of objects, each matched by its identity. */
+  lists: {
+    outbox: { known: fieldsOf(outboxEntrySchema), identity: ['sequence'] },
+  },
+} as const satisfies { known: readonly string[]; objects: Record<string, OpenObject>; lists: Record<string, OpenObject> };
+
+type Json = Record<string, unknown>;
+
+/**
+ * The JSON merge patch that turns the status as stored (raw, unknown fields and all) into `next`, the
+ * status okt computed from what it could parse, without deleting what okt does not know.
+ */
+export function statusPatch(stored: unknown, next: object): Json | undefined {
+  return mergePatchFrom(stored, withUnknownFields(stored, next as Json));
+}
+
+/** `next` plus the fields of `stored` okt does not know, where they are still about the same objects. */
+export function withUnknownFields(stored: unknown, next: Json): Json {
+  if (!isRecord(stored)) return next;
+  const out: Json = { ...unknownFields(stored, UNKNOWN_FIELDS_KEPT.known), ...next };
+  for (const [field, shape] of Object.entries(UNKNOWN_FIELDS_KEPT.objects)) {
+    const before = stored[field];
+    const after = next[field];
+    if (isRecord(before) && isRecord(after) && sameObject(before, after, shape)) out[field] = { ...unknownFields(before, shape.known), ...after };
+  }
+  for (const [field, shape] of Object.entries(UNKNOWN_FIELDS_KEPT.lists)) {
+    const before = stored[field];
+    const after = next[field];
+    if (!Array.isArray(before) || !Array.isArray(after)) continue;
+    out[field] = after.map((entry: unknown) => {
+      const old = isRecord(entry) ? before.find((b: unknown) => isRecord(b) && sameObject(b, entry, shape)) : undefined;
+      return old === undefined ? entry : { ...unknownFields(old as Json, shape.known), ...(entry as Json) };
+    });
+  }
+  return out;
+}
+
+function unknownFields(object: Json, known: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !known.includes(key)));
+}
+
+function sameObject(a: Json, b: Json, shape: OpenObject): boolean {
+  // Identity fields are strings, numbers and lists of strings: their JSON compares them.
+  return shape.identity.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
