@@ -39,6 +39,16 @@ const create = (name: string, spec: Record<string, unknown>) =>
   objects.createNamespacedCustomObject({ ...JOBS, namespace, body: { apiVersion: `${JOBS.group}/${JOBS.version}`, kind: JOBS.kind, metadata: { name }, spec } }) as Promise<DatabaseObject>;
 const get = (name: string) => objects.getNamespacedCustomObject({ ...JOBS, namespace, name }) as Promise<DatabaseObject>;
 const condition = (obj: DatabaseObject, type: string) => obj.status?.conditions.find((c) => c.type === type);
+/** Until the API server no longer has the CR. */
+const waitGone = (name: string) =>
+  waitFor(`${name} gone`, async () => {
+    try {
+      await get(name);
+      return undefined;
+    } catch {
+      return true;
+    }
+  }, 30_000, 20);
 
 beforeAll(async () => {
   await applyCrd(kc, generateCrd(graph, JOBS) as unknown as CrdManifest);
@@ -119,14 +129,7 @@ test('a start the busy sidecar refuses is said on the CR (SidecarBusy, naming th
 
 test('a leaf reached through the spec deletes the CR at once, not at the next poll (the poll interval here is 10 minutes)', async () => {
   await create('short', { desiredState: 'End' });
-  await waitFor('short gone', async () => {
-    try {
-      await get('short');
-      return undefined;
-    } catch {
-      return true;
-    }
-  }, 20_000, 20);
+  await waitGone('short');
   await objects.listNamespacedCustomObject({ ...JOBS, namespace }).then((list) => {
     expect((list as { items: DatabaseObject[] }).items.map((o) => o.metadata.name)).not.toContain('short');
   });
@@ -137,14 +140,7 @@ test('deleting a CR whose cancellable action runs cancels the action, then goes 
   const id = `${created.metadata.uid}-1`;
   await waitFor('long running', async () => (sidecar.operations.active().includes(id) ? true : undefined), 30_000, 20);
   await objects.deleteNamespacedCustomObject({ ...JOBS, namespace, name: 'long' });
-  await waitFor('long gone', async () => {
-    try {
-      await get('long');
-      return undefined;
-    } catch {
-      return true;
-    }
-  }, 30_000, 50);
+  await waitGone('long');
   expect(sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
   expect(sidecar.operations.active()).toEqual([]);
 });
