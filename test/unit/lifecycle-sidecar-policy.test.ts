@@ -52,6 +52,8 @@ describe('SidecarUrlPolicy', () => {
     expect(policy.judge('HTTP://OKT-Sidecar.ops:8479/a/../')).toEqual({ kind: 'url', url: 'http://okt-sidecar.ops:8479', operatorTokenAllowed: true });
     expect(policy.judge('not a url')).toMatchObject({ kind: 'invalid' });
     expect(policy.judge('file:///etc/passwd')).toMatchObject({ kind: 'invalid' });
+    // user info is refused outright, even with the CR's own Secret: it hides the real host
+    expect(policy.judge('http://okt-sidecar.ops:8479@evil.example/')).toMatchObject({ kind: 'invalid', problem: expect.stringContaining('evil.example') });
   });
 
   test('without --sidecar-url-allow, only --sidecar-url itself; without either, nothing', () => {

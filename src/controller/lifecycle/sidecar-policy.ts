@@ -106,6 +106,8 @@ export class SidecarUrlPolicy {
       return { kind: 'invalid', problem: `"${raw}" is not a URL` };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'invalid', problem: `"${raw}" is not http or https` };
+    // Credentials belong in a Secret; user info is also the classic way to dress a foreign host up as an allowed one.
+    if (url.username !== '' || url.password !== '') return { kind: 'invalid', problem: `"${raw}" has user info (user@ or user:password@ before the host ${url.host}); name a Secret in spec.sidecar.tokenSecretRef instead` };
     const normalized = url.href.replace(/\/+$/, '');
     return { kind: 'url', url: normalized, operatorTokenAllowed: this.#patterns.some((p) => urlMatches(p, url)) };
   }
