@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { resolveCrdNames } from '../kube/crd.ts';
+import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { generateManifests, sidecarSnippet, type SecretKeyRef } from '../kube/manifests.ts';
 import { operatorName } from '../kube/rbac.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
@@ -25,6 +26,8 @@ interface ManifestFlags extends CrdNameFlags {
   sink?: string;
   sidecarTokenSecret: string | false;
   readSecrets: boolean;
+  sidecarUrl?: string;
+  sidecarUrlAllow: string[];
   sidecarOnly: boolean;
 }
 
@@ -44,7 +47,9 @@ export function manifestsCommand(): Command {
     .option('--sink <url>', 'CloudEvents sink the operator delivers lifecycle events to')
     .option('--sidecar-token-secret <name[/key]>', 'Secret (in the operator\'s namespace) holding the sidecar token', `${DEFAULT_TOKEN_SECRET}/token`)
     .option('--no-sidecar-token-secret', 'mount no sidecar token (CRs name theirs with spec.sidecar.tokenSecretRef: add --read-secrets)')
-    .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef', false)
+    .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef (a Role in --watch-namespace when given, else cluster-wide)', false)
+    .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url (okt run --sidecar-url)')
+    .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(
       runAction('manifests', async (file: string, flags: ManifestFlags) => {
@@ -53,6 +58,11 @@ export function manifestsCommand(): Command {
         const workers = positiveInteger('--workers', flags.workers);
         const token = flags.sidecarTokenSecret === false ? false : secretKeyRef(flags.sidecarTokenSecret);
         const name = flags.name ?? operatorName(names);
+        try {
+          new SidecarUrlPolicy({ ...(flags.sidecarUrl === undefined ? {} : { defaultUrl: flags.sidecarUrl }), allow: flags.sidecarUrlAllow });
+        } catch (error) {
+          throw new CliError(EXIT.usage, `--sidecar-url-allow / --sidecar-url: ${error instanceof Error ? error.message : String(error)}`);
+        }
         const snippet = sidecarSnippet({
           image: flags.image,
           configMap: `${resolveCrdNames(names).singular}-okt-sidecar`,
@@ -74,6 +84,8 @@ export function manifestsCommand(): Command {
           sink: flags.sink,
           sidecarToken: token,
           readSecrets: flags.readSecrets,
+          sidecarUrlAllow: flags.sidecarUrlAllow,
+          ...(flags.sidecarUrl === undefined ? {} : { sidecarUrl: flags.sidecarUrl }),
         });
         process.stdout.write(toYamlDocuments(documents) + commentedSnippet(snippet));
       }),

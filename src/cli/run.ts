@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
 import { parseShard, type Shard } from '../controller/lifecycle/shard.ts';
+import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
+import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
@@ -20,6 +22,7 @@ interface RunFlags extends CrdNameFlags {
   eventMode: 'binary' | 'structured';
   sidecarUrl?: string;
   sidecarTokenFile?: string;
+  sidecarUrlAllow: string[];
   pollInterval: string;
   resyncPeriod: string;
   teardownGrace: string;
@@ -38,7 +41,8 @@ export function runCommand(): Command {
     .option('--sink <url>', 'CloudEvents sink (default: $K_SINK; with none, events are not sent and count as delivered)')
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
-    .option('--sidecar-token-file <file>', 'bearer token for sidecars (CRs may name a Secret in spec.sidecar.tokenSecretRef instead)')
+    .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef)')
+    .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collect, [] as string[])
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
     .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')
     .option('--teardown-grace <seconds>', 'a deleted CR whose namespace is terminating and whose sidecar does not answer is released (finalizer removed, deletion abandoned) after this long', '60');
@@ -60,7 +64,7 @@ export function runCommand(): Command {
       // Loaded here, not at the top: every other okt command starts faster without them.
       const [{ createLogger }, { startOperator }] = await Promise.all([import('../controller/logger.ts'), import('../controller/lifecycle/index.ts')]);
       const logger = createLogger({ level: settings.logLevel });
-      const sidecar: { url?: string; token?: string } = {};
+      const sidecar: SidecarDefaults = { allow: checkedSidecarPolicy(flags) };
       if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
       if (flags.sidecarTokenFile !== undefined) sidecar.token = readToken(flags.sidecarTokenFile);
       const operator = await startOperator({
@@ -95,6 +99,20 @@ function parseShardFlag(text: string): Shard {
   } catch (error) {
     throw new CliError(EXIT.usage, error instanceof Error ? error.message : String(error));
   }
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The allow-list, checked at start: a pattern that does not parse is a usage error, not a silent "allow nothing". */
+function checkedSidecarPolicy(flags: RunFlags): string[] {
+  try {
+    new SidecarUrlPolicy({ ...(flags.sidecarUrl === undefined ? {} : { defaultUrl: flags.sidecarUrl }), allow: flags.sidecarUrlAllow });
+  } catch (error) {
+    throw new CliError(EXIT.usage, `--sidecar-url-allow / --sidecar-url: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return flags.sidecarUrlAllow;
 }
 
 function readToken(file: string): string {

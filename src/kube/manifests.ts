@@ -38,6 +38,10 @@ export interface OperatorManifestOptions {
   sidecarToken: SecretKeyRef | false;
   /** Let the operator read Secrets (spec.sidecar.tokenSecretRef): see OperatorRbacOptions.readSecrets. */
   readSecrets?: boolean;
+  /** `okt run --sidecar-url`: the sidecar of CRs that name none. */
+  sidecarUrl?: string;
+  /** `okt run --sidecar-url-allow`, once per pattern: where else the operator-wide token may go. */
+  sidecarUrlAllow?: readonly string[];
 }
 
 /**
@@ -59,6 +63,8 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
   if (options.watchNamespace !== undefined) args.push('--namespace', options.watchNamespace);
   if (options.sink !== undefined) args.push('--sink', options.sink);
   if (options.sidecarToken !== false) args.push('--sidecar-token-file', `${TOKEN_MOUNT}/token`);
+  if (options.sidecarUrl !== undefined) args.push('--sidecar-url', options.sidecarUrl);
+  for (const pattern of options.sidecarUrlAllow ?? []) args.push('--sidecar-url-allow', pattern);
   args.push(
     '--health-port', String(HEALTH_PORT),
     '--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', name,
@@ -107,7 +113,7 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
 
   return [
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
-    ...generateRbac(names, { namespace, name, readSecrets: options.readSecrets }),
+    ...generateRbac(names, { namespace, name, readSecrets: options.readSecrets, ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
     generateCrd(graph, names),
     {
       apiVersion: 'v1',

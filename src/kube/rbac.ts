@@ -6,11 +6,15 @@ export interface OperatorRbacOptions {
   /** Base name of the ServiceAccount, roles and Lease. Default: operatorName(names). */
   name?: string;
   /**
-   * Grant `get` on Secrets in every namespace, which a CR's spec.sidecar.tokenSecretRef needs. Off by
-   * default: a cluster-wide read of Secrets is a large grant, and one token file mounted into the
-   * operator (`okt run --sidecar-token-file`) serves every CR without it.
+   * Grant `get` on Secrets, which a CR's spec.sidecar.tokenSecretRef needs: in `watchNamespace` only
+   * (a Role) when the operator watches one namespace, else in every namespace (a ClusterRole rule; the
+   * operator's code reads only Secrets of a CR's own namespace). Off by default: a read of Secrets is a
+   * large grant, and one token file mounted into the operator (`okt run --sidecar-token-file`) serves
+   * every CR of the operator's own sidecars without it.
    */
   readSecrets?: boolean;
+  /** The one namespace the operator watches (`okt run --namespace`): the Secret read is namespaced there. */
+  watchNamespace?: string;
 }
 
 /** The default name of a graph's operator and of its ServiceAccount, roles and Lease: `okt-database`. */
@@ -41,7 +45,9 @@ export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Rec
     // namespace teardown that took the sidecar with it must not hold the CR (and the namespace) for ever.
     { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
   ];
-  if (options.readSecrets === true) rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+  const secretsInOneNamespace = options.readSecrets === true && options.watchNamespace !== undefined;
+  if (options.readSecrets === true && !secretsInOneNamespace) rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+  const secretRole = secretsInOneNamespace ? secretReader(name, options.watchNamespace!, labels, subject) : [];
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules },
@@ -67,6 +73,22 @@ export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Rec
       kind: 'RoleBinding',
       metadata: { name: `${name}-leader-election`, namespace, labels },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${name}-leader-election` },
+      subjects: [subject],
+    },
+    ...secretRole,
+  ];
+}
+
+/** `get` on Secrets in the one watched namespace: CRs name their token Secret there (spec.sidecar.tokenSecretRef). */
+function secretReader(name: string, namespace: string, labels: Record<string, string>, subject: Record<string, string>): Record<string, unknown>[] {
+  const role = `${name}-secrets`;
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: role, namespace, labels }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: role, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
       subjects: [subject],
     },
   ];

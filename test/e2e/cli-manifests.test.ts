@@ -55,6 +55,31 @@ describe('okt manifests | kubectl apply --dry-run=server', () => {
     expect(lines.some((l) => l.startsWith('namespace/'))).toBe(false);
   });
 
+  it('with --watch-namespace and --read-secrets, the Secret read is a Role there; the allow-list reaches okt run', async () => {
+    const printed = await okt(
+      ['manifests', ...database, '--namespace', namespace, '--no-create-namespace', '--watch-namespace', namespace, '--read-secrets',
+        '--sidecar-url', 'http://okt-sidecar.apps:8479', '--sidecar-url-allow', 'http://*.apps.svc.cluster.local:8479'],
+      { env: env() },
+    );
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    const docs = parseAllDocuments(printed.stdout).map((d) => d.toJS()).filter((d) => d !== null) as { kind: string; metadata: { name: string; namespace?: string }; rules?: unknown[]; spec?: any }[];
+    const clusterRole = docs.find((d) => d.kind === 'ClusterRole')!;
+    expect(JSON.stringify(clusterRole.rules)).not.toContain('secrets');
+    expect(docs.find((d) => d.kind === 'Role' && d.metadata.name === 'okt-database-secrets')?.metadata.namespace).toBe(namespace);
+    const args = docs.find((d) => d.kind === 'Deployment')!.spec.template.spec.containers[0].args as string[];
+    expect(args.join(' ')).toContain('--sidecar-url-allow http://*.apps.svc.cluster.local:8479');
+    const lines = await dryRunApply(printed.stdout);
+    expect(lines).toContain('role.rbac.authorization.k8s.io/okt-database-secrets created (server dry run)');
+    expect(lines).toContain('rolebinding.rbac.authorization.k8s.io/okt-database-secrets created (server dry run)');
+  });
+
+  it('refuses an allow-list pattern that does not parse, naming the flag (exit 2)', async () => {
+    const printed = await okt(['manifests', ...database, '--sidecar-url-allow', 'okt-sidecar:8479'], { env: env() });
+    expect(printed.code).toBe(2);
+    expect(printed.stderr).toContain('--sidecar-url-allow');
+  });
+
   it('applies `okt crd --rbac`', async () => {
     const printed = await okt(['crd', ...database, '--rbac', '--namespace', namespace], { env: env() });
     expect(printed.code).toBe(0);

@@ -39,6 +39,21 @@ describe('generateRbac', () => {
     const clusterRole = (generateRbac(names, { namespace: 'ops', readSecrets: true }) as Doc[])[1]!;
     expect(clusterRole.rules.at(-1)).toEqual({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
   });
+
+  it('with one watched namespace, the Secret read is a Role there, not a cluster-wide grant', () => {
+    const docs = generateRbac(names, { namespace: 'ops', readSecrets: true, watchNamespace: 'apps' }) as Doc[];
+    const clusterRole = docs.find((d) => d.kind === 'ClusterRole')!;
+    expect(JSON.stringify(clusterRole.rules)).not.toContain('secrets');
+    const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'okt-database-secrets')!;
+    expect(role.metadata.namespace).toBe('apps');
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    const binding = docs.find((d) => d.kind === 'RoleBinding' && d.metadata.name === 'okt-database-secrets')!;
+    expect(binding.metadata.namespace).toBe('apps');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'okt-database-secrets' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'okt-database', namespace: 'ops' }]);
+    // without --read-secrets, no Secret anywhere even with a watched namespace
+    expect(JSON.stringify(generateRbac(names, { namespace: 'ops', watchNamespace: 'apps' }))).not.toContain('secrets');
+  });
 });
 
 describe('generateManifests', () => {
@@ -73,8 +88,18 @@ describe('generateManifests', () => {
     for (const [key, value] of Object.entries(deployment.spec.selector.matchLabels)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
   });
 
+  it('passes the sidecar URL and each allow-list pattern to `okt run`, which parses them back', () => {
+    const allow = ['http://*.apps.svc:8479', 'https://sidecars.example.com/okt'];
+    const deployment = (generateManifests(databaseGraph, names, { ...options, sidecarUrl: 'http://okt-sidecar.ops:8479', sidecarUrlAllow: allow }) as Doc[]).at(-1)!;
+    const [, ...args] = deployment.spec.template.spec.containers[0].args as string[];
+    expect(args.join(' ')).toContain('--sidecar-url http://okt-sidecar.ops:8479 --sidecar-url-allow http://*.apps.svc:8479 --sidecar-url-allow https://sidecars.example.com/okt');
+    const command = runCommand();
+    command.parseOptions(args);
+    expect(command.opts().sidecarUrlAllow).toEqual(allow);
+  });
+
   it('gives `okt run` only flags it defines', () => {
-    const deployment = (generateManifests(databaseGraph, { ...names, plural: 'dbs' }, { ...options, watchNamespace: 'apps', sink: 'http://sink' }) as Doc[]).at(-1)!;
+    const deployment = (generateManifests(databaseGraph, { ...names, plural: 'dbs' }, { ...options, watchNamespace: 'apps', sink: 'http://sink', sidecarUrl: 'http://s:1', sidecarUrlAllow: ['http://*.x:1'] }) as Doc[]).at(-1)!;
     const [subcommand, ...args] = deployment.spec.template.spec.containers[0].args as string[];
     expect(subcommand).toBe('run');
     const parsed = runCommand().parseOptions(args);

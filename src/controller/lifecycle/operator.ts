@@ -5,6 +5,7 @@ import { Manager, type ManagerLeaderElection } from '../manager.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { LifecycleEventEmitter, type EmitMode } from '../../events/index.ts';
 import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
+import type { SidecarDefaults } from './sidecar-clients.ts';
 import type { Shard } from './shard.ts';
 
 export interface OperatorOptions {
@@ -15,7 +16,8 @@ export interface OperatorOptions {
   labelSelector?: string;
   shard?: Shard;
   workers?: number;
-  sidecar?: { url?: string; token?: string };
+  /** The operator's sidecar, its token, and the URL patterns that token may also go to (see SidecarDefaults). */
+  sidecar?: SidecarDefaults;
   /** Where the CloudEvents go (default K_SINK; none: nowhere, and they count as delivered) and how. */
   events?: { sink?: string; mode?: EmitMode };
   health?: { port: number; host?: string } | false;

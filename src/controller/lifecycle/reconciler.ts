@@ -16,7 +16,7 @@ import { Informer } from '../informer.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
 import { shardOf, type Shard } from './shard.ts';
-import { SidecarClients } from './sidecar-clients.ts';
+import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
 import { classifyStartFailure } from './error-policy.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
@@ -65,8 +65,12 @@ export interface LifecycleControllerOptions {
   graph: Graph;
   resource: LifecycleResourceRef;
   transport: KubeTransport;
-  /** Where CRs without spec.sidecar find theirs, and the token for every sidecar without tokenSecretRef. */
-  sidecar?: { url?: string; token?: string };
+  /**
+   * Where CRs without spec.sidecar find theirs (`url`), the operator-wide token (`token`), and the URL
+   * patterns besides `url` that token may go to (`allow`, see sidecar-policy.ts). A CR naming any other
+   * URL must name a Secret of its own namespace (spec.sidecar.tokenSecretRef), else nothing is sent.
+   */
+  sidecar?: SidecarDefaults;
   /** Absent: events are not sent anywhere and count as delivered once committed. */
   events?: LifecycleEvents;
   /** Default: all namespaces. */
@@ -192,7 +196,10 @@ export class LifecycleController {
       await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
       return;
     }
-    if (!deleting && !finalizers.includes(LIFECYCLE_FINALIZER)) {
+    const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
+    // A CR whose sidecar the operator refuses gets no finalizer until it names one it can use: nothing
+    // ran for it, so its deletion has nothing to drive down and must not wait for a fix.
+    if (!deleting && !finalizers.includes(LIFECYCLE_FINALIZER) && resolved.kind !== 'refused') {
       // First sight: the finalizer goes on before anything runs, so deletion can always drive the app down.
       obj = await this.#patchMetadata(obj, { finalizers: [...finalizers, LIFECYCLE_FINALIZER] });
     }
@@ -201,14 +208,14 @@ export class LifecycleController {
     const events = this.#options.events;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
     if (stored?.outbox) events?.offer(resource, stored.outbox);
-    const client = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
+    const client = resolved.kind === 'client' ? resolved.client : undefined;
 
-    const sidecar = await this.#sidecarView(client, stored, ctx);
+    const sidecar = await this.#sidecarView(resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
     if (deleting) {
       view.deletionTimestamp = metadata.deletionTimestamp as string;
       view.abandonRequested = metadata.annotations?.[ABANDON_ANNOTATION] === 'true';
-      if (sidecar.kind === 'unavailable') view.namespaceTerminating = await this.#namespaceTerminating(metadata.namespace, ctx);
+      if (sidecar.kind !== 'answered') view.namespaceTerminating = await this.#namespaceTerminating(metadata.namespace, ctx);
     }
     const refusal = this.#refusals.get(key);
     const effects = step({
@@ -224,13 +231,14 @@ export class LifecycleController {
     });
     if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
     else this.#awaitingDelivery.delete(key);
-    return this.#carryOut(key, obj, stored, effects, client, spec.data, resource, ctx);
+    return this.#carryOut(key, obj, stored, effects, resolved, resource, ctx);
   }
 
   async #carryOut(
     key: string, obj: LifecycleObject, stored: LifecycleStatus | undefined, effects: StepEffects,
-    client: SidecarClient | undefined, spec: LifecycleSpec, resource: EventResource, ctx: ReconcileContext,
+    resolved: SidecarResolution, resource: EventResource, ctx: ReconcileContext,
   ): Promise<ReconcileResult> {
+    const client = resolved.kind === 'client' ? resolved.client : undefined;
     if (effects.status !== undefined) {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
       obj = await this.#patchStatus(obj, before, effects.status);
@@ -247,7 +255,8 @@ export class LifecycleController {
         this.#refusals.delete(key);
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
       } catch (error) {
-        const policy = classifyStartFailure(error, start, this.#sidecars.urlFor(spec) ?? '');
+        this.#forgetRefusedToken(resolved, error);
+        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '');
         if (policy.kind === 'retry') throw error;
         // Said on the CR by the next step, which tries the start again after the refusal's delay.
         const known = this.#refusals.get(key);
@@ -327,31 +336,43 @@ export class LifecycleController {
    * else was held by a sidecar that lost its memory: it is started again right here when its action is
    * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not.
    */
-  async #sidecarView(client: SidecarClient | undefined, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
-    if (client === undefined) return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
-    const operation = stored?.operation;
+  async #sidecarView(resolved: SidecarResolution, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
+    if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
+    if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
     try {
-      if (operation !== undefined && !isTerminal(operation.phase)) {
-        try {
-          const seen = await client.getOperation(operation.id);
-          return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
-        } catch (error) {
-          if (!(error instanceof SidecarProblemError) || error.status !== 404) throw error;
-          const epoch = error.problem.epoch ?? '';
-          if (epoch === operation.epoch) return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
-          return await this.#rerun(client, operation, epoch, ctx);
-        }
-      }
-      const since = stored?.observedSequence ?? 0;
-      let observation = await client.observe({ graph: this.#model.graph.name, since });
-      // Another epoch counts its events from 1 again: all of its events are new.
-      if (stored?.observedEpoch !== undefined && observation.epoch !== stored.observedEpoch && since > 0) {
-        observation = await client.observe({ graph: this.#model.graph.name, since: 0 });
-      }
-      return { kind: 'answered', epoch: observation.epoch, observedEvents: observation.events.map((e) => e.event), observedSequence: observation.lastSeq };
+      return await this.#askSidecar(resolved.client, stored, ctx);
     } catch (error) {
+      this.#forgetRefusedToken(resolved, error);
       return { kind: 'unavailable', message: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /** A 401 from a sidecar whose token came from a Secret: the Secret is read again at the next look (it may have been rotated). */
+  #forgetRefusedToken(resolved: SidecarResolution, error: unknown): void {
+    if (resolved.kind === 'client' && resolved.secret !== undefined && error instanceof SidecarProblemError && error.status === 401) this.#sidecars.forgetSecret(resolved.secret);
+  }
+
+  /** The sidecar's answers (throws what the client throws). */
+  async #askSidecar(client: SidecarClient, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
+    const operation = stored?.operation;
+    if (operation !== undefined && !isTerminal(operation.phase)) {
+      try {
+        const seen = await client.getOperation(operation.id);
+        return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
+      } catch (error) {
+        if (!(error instanceof SidecarProblemError) || error.status !== 404) throw error;
+        const epoch = error.problem.epoch ?? '';
+        if (epoch === operation.epoch) return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
+        return await this.#rerun(client, operation, epoch, ctx);
+      }
+    }
+    const since = stored?.observedSequence ?? 0;
+    let observation = await client.observe({ graph: this.#model.graph.name, since });
+    // Another epoch counts its events from 1 again: all of its events are new.
+    if (stored?.observedEpoch !== undefined && observation.epoch !== stored.observedEpoch && since > 0) {
+      observation = await client.observe({ graph: this.#model.graph.name, since: 0 });
+    }
+    return { kind: 'answered', epoch: observation.epoch, observedEvents: observation.events.map((e) => e.event), observedSequence: observation.lastSeq };
   }
 
   /** A sidecar of another epoch than the operation's forgot it: run it again there if its action is idempotent. */

@@ -53,9 +53,18 @@ export interface SeenOperation {
   attempts?: number;
 }
 
-/** What the sidecar said in this reconcile. */
+/** Why the operator sends nothing to a CR's sidecar (a URL its token may not go to, a Secret it cannot read). */
+export interface SidecarRefusal {
+  reason: string;
+  message: string;
+  /** Look again after this long (absent: only when the CR changes). */
+  retryAfterMs?: number;
+}
+
+/** What the sidecar said in this reconcile ('refused': the operator did not ask it, see SidecarRefusal). */
 export type SidecarView =
   | { kind: 'unavailable'; message: string }
+  | ({ kind: 'refused' } & SidecarRefusal)
   | {
       kind: 'answered';
       /** The sidecar's epoch: it changes exactly when the sidecar's memory (its journal) does. */
@@ -133,6 +142,8 @@ export const REASONS = {
   sidecarUnavailable: 'SidecarUnavailable',
   sidecarBusy: 'SidecarBusy',
   sidecarRefused: 'SidecarRefused',
+  sidecarNotAllowed: 'SidecarNotAllowed',
+  sidecarSecretUnreadable: 'SidecarSecretUnreadable',
   actionFailed: 'ActionFailed',
   interrupted: 'Interrupted',
   deletionAbandoned: 'DeletionAbandoned',
@@ -186,6 +197,12 @@ export function step(input: StepInput): StepEffects {
   const abandon = abandonment(input);
   if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
   const sidecar = input.sidecar;
+  if (sidecar.kind === 'refused') {
+    // Nothing moves without the sidecar the CR names, and nothing was asked of it: a person must fix spec.sidecar (or the Secret).
+    const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+    const effects = work.stall(sidecar.reason, `${sidecar.message}${release}`);
+    return sidecar.retryAfterMs === undefined ? effects : { ...effects, requeueAfterMs: sidecar.retryAfterMs };
+  }
 
   // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
   const operation = stored.operation;
@@ -290,7 +307,7 @@ function abandonment(input: StepInput): string | undefined {
   const { resource, sidecar, now } = input;
   if (!resource.deleting) return undefined;
   if (resource.abandonRequested) return `the annotation ${ABANDON_ANNOTATION} asked for it`;
-  if (!resource.namespaceTerminating || sidecar.kind !== 'unavailable') return undefined;
+  if (!resource.namespaceTerminating || sidecar.kind === 'answered') return undefined;
   const grace = input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS;
   const since = Date.parse(resource.deletionTimestamp ?? now);
   if (Date.parse(now) - since < grace) return undefined;

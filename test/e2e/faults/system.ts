@@ -287,6 +287,8 @@ export class OperatorsUnderTest {
       ...scope, sidecarUrl: sidecar.url, token: sidecar.token,
       extra: [
         '--sink', sink.url, '--log-level', 'warn', ...election,
+        // The teardown namespace's CRs name a sidecar of their own on a free loopback port, trusted with the operator-wide token.
+        '--sidecar-url-allow', 'http://127.0.0.1:*',
         ...(labelSelector === undefined ? [] : ['--label-selector', labelSelector]),
         ...(teardownGraceSeconds === undefined ? [] : ['--teardown-grace', String(teardownGraceSeconds)]),
       ],
