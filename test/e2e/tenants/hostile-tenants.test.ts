@@ -254,7 +254,8 @@ describe('hostile tenants', () => {
 
   test('fast-check hostile CRs: each gets a condition naming the cause; the recorder sees only its own namespace\'s token', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(arbCase, { minLength: 12, maxLength: 12 }), async (cases) => {
+      // Every answer mode at least once per run, then more of any.
+      fc.asyncProperty(fc.tuple(fc.tuple(...(Object.keys(MODES) as Mode[]).map((mode) => arbCase.map((c) => ({ ...c, mode })))), fc.array(arbCase, { minLength: 12, maxLength: 12 })).map(([each, more]) => [...each, ...more]), async (cases) => {
         await Promise.all(cases.map(async (c) => {
           const id = String((serial += 1));
           const namespace = tenants[c.tenant]!;
