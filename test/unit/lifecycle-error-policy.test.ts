@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { classifyStartFailure, BUSY_RETRY_MS, REFUSED_RETRY_MS } from '../../src/controller/lifecycle/error-policy.ts';
+import { classifyAnswerFailure, classifyStartFailure, BUSY_RETRY_MS, REFUSED_RETRY_MS, TOKEN_RETRY_MS } from '../../src/controller/lifecycle/error-policy.ts';
 import { SidecarProblemError, SidecarProtocolError, SidecarUnavailableError } from '../../src/sidecar-client/index.ts';
 
 const operation = { id: 'uid-3', node: 'Servicing' };
@@ -32,5 +32,13 @@ describe('the error policy of a refused start', () => {
     for (const error of [new SidecarUnavailableError('connect ECONNREFUSED'), problem(409, 'epoch-mismatch', 'another epoch'), problem(503, 'shutting-down', 'bye'), new Error('boom')]) {
       expect(classifyStartFailure(error, operation, 'http://sidecar:8479')).toEqual({ kind: 'retry' });
     }
+  });
+
+  test('a look at the sidecar answered with a 4xx or a broken answer is a refusal naming the cause; a 401 to a Secret\'s token is asked again soon', () => {
+    expect(classifyAnswerFailure(problem(422, 'unknown-graph', 'no graph "db" is configured'), 'http://s:1', false)).toMatchObject({ reason: 'SidecarRefused', retryAfterMs: REFUSED_RETRY_MS, message: expect.stringContaining('no graph "db" is configured') });
+    expect(classifyAnswerFailure(new SidecarProtocolError('content-type text/html'), 'http://s:1', false)).toMatchObject({ reason: 'SidecarRefused', message: expect.stringContaining('text/html') });
+    expect(classifyAnswerFailure(problem(401, 'unauthorized', 'the bearer token is wrong'), 'http://s:1', true)).toMatchObject({ retryAfterMs: TOKEN_RETRY_MS });
+    expect(classifyAnswerFailure(new SidecarUnavailableError('connect ECONNREFUSED'), 'http://s:1', false)).toBeUndefined();
+    expect(classifyAnswerFailure(problem(429, 'slow-down', 'later'), 'http://s:1', false)).toBeUndefined();
   });
 });

@@ -13,26 +13,46 @@ export const BUSY_RETRY_MS = 5_000;
 /** How soon a start refused for its configuration is tried again (someone may fix the sidecar meanwhile). */
 export const REFUSED_RETRY_MS = 60_000;
 
+/** How soon a CR looks again after its sidecar refused a token read from a Secret (the Secret is read again: it may have been rotated). */
+export const TOKEN_RETRY_MS = 5_000;
+
 /** Sorts a failed start of `operation` on the sidecar at `sidecarUrl`. */
-export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string): FailurePolicy {
+export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string, tokenFromSecret = false): FailurePolicy {
   const about = `the sidecar at ${sidecarUrl} refused to start operation ${operation.id} (${operation.node})`;
+  if (error instanceof SidecarProblemError && error.problem.type.endsWith(':busy')) {
+    const { problem } = error;
+    const active = problem.activeOperations?.length ? ` (active: ${problem.activeOperations.join(', ')})` : '';
+    const refusal = { operation: operation.id, reason: REASONS.sidecarBusy, message: `${about}: ${problem.detail}${active}; it is tried again every ${BUSY_RETRY_MS / 1000} s (raise maxActiveOperations in the sidecar config to run more at once)`, stall: false, retryAfterMs: BUSY_RETRY_MS };
+    return { kind: 'refused', refusal };
+  }
+  const refusal = refusalOf(error, about, tokenFromSecret);
+  return refusal === undefined ? { kind: 'retry' } : { kind: 'refused', refusal: { operation: operation.id, ...refusal, stall: true, retryAfterMs: refusal.retryAfterMs ?? REFUSED_RETRY_MS } };
+}
+
+/**
+ * Sorts a failed look at the sidecar (an operation, an observation): a refusal (a 4xx, an answer that
+ * breaks the protocol) is said on the CR, stalled, naming the cause; anything else is the sidecar
+ * being unavailable, which passes by itself.
+ */
+export function classifyAnswerFailure(error: unknown, sidecarUrl: string, tokenFromSecret: boolean): SidecarRefusal | undefined {
+  return refusalOf(error, `the sidecar at ${sidecarUrl} refused the operator's request`, tokenFromSecret);
+}
+
+/** What a person must fix about a sidecar's answer; undefined for what passes by itself (an epoch change, a shutdown, 429). */
+function refusalOf(error: unknown, about: string, tokenFromSecret: boolean): SidecarRefusal | undefined {
   if (error instanceof SidecarProblemError) {
     const { problem } = error;
     const kind = problem.type.split(':').at(-1) ?? '';
-    if (kind === 'busy') {
-      const active = problem.activeOperations?.length ? ` (active: ${problem.activeOperations.join(', ')})` : '';
-      const refusal = { operation: operation.id, reason: REASONS.sidecarBusy, message: `${about}: ${problem.detail}${active}; it is tried again every ${BUSY_RETRY_MS / 1000} s (raise maxActiveOperations in the sidecar config to run more at once)`, stall: false, retryAfterMs: BUSY_RETRY_MS };
-      return { kind: 'refused', refusal };
-    }
-    // The sidecar changed between the look and the start (a restart): look again at once.
-    if (kind === 'epoch-mismatch' || kind === 'shutting-down' || error.status === 429) return { kind: 'retry' };
+    // The sidecar changed between two calls (a restart), or is going away, or asks to slow down: look again soon.
+    if (kind === 'epoch-mismatch' || kind === 'shutting-down' || error.status === 429) return undefined;
     const fix = error.status === 401 ? 'check the token (spec.sidecar.tokenSecretRef or okt run --sidecar-token-file)' : 'fix the sidecar config (its graphs and nodes) or spec.sidecar';
-    return { kind: 'refused', refusal: { operation: operation.id, reason: REASONS.sidecarRefused, message: `${about}: ${error.status} ${problem.detail}; ${fix}`, stall: true, retryAfterMs: REFUSED_RETRY_MS } };
+    const retryAfterMs = error.status === 401 && tokenFromSecret ? TOKEN_RETRY_MS : REFUSED_RETRY_MS;
+    return { reason: REASONS.sidecarRefused, message: `${about}: ${error.status} ${problem.detail}; ${fix}`, retryAfterMs };
   }
   if (error instanceof SidecarProtocolError) {
-    return { kind: 'refused', refusal: { operation: operation.id, reason: REASONS.sidecarRefused, message: `${about}: its answer breaks the protocol (${error.message}); run an okt sidecar of the operator's version`, stall: true, retryAfterMs: REFUSED_RETRY_MS } };
+    return { reason: REASONS.sidecarRefused, message: `${about}: its answer breaks the protocol (${error.message}); run an okt sidecar of the operator's version`, retryAfterMs: REFUSED_RETRY_MS };
   }
-  return { kind: 'retry' };
+  return undefined;
 }
 
 /** A Secret named by spec.sidecar.tokenSecretRef exists but holds no usable token. */

@@ -17,7 +17,7 @@ import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
 import { shardOf, type Shard } from './shard.ts';
 import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
-import { classifyStartFailure } from './error-policy.ts';
+import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
@@ -256,7 +256,7 @@ export class LifecycleController {
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
       } catch (error) {
         this.#forgetRefusedToken(resolved, error);
-        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '');
+        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '', resolved.kind === 'client' && resolved.secret !== undefined);
         if (policy.kind === 'retry') throw error;
         // Said on the CR by the next step, which tries the start again after the refusal's delay.
         const known = this.#refusals.get(key);
@@ -343,6 +343,8 @@ export class LifecycleController {
       return await this.#askSidecar(resolved.client, stored, ctx);
     } catch (error) {
       this.#forgetRefusedToken(resolved, error);
+      const refusal = classifyAnswerFailure(error, resolved.url, resolved.secret !== undefined);
+      if (refusal !== undefined) return { kind: 'refused', ...refusal };
       return { kind: 'unavailable', message: error instanceof Error ? error.message : String(error) };
     }
   }

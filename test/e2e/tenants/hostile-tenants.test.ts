@@ -232,16 +232,17 @@ async function expectHandled(c: HostileCase, namespace: string, name: string, id
   // Its own Secret (tenant-token, or elsewhere-only where it really lives): the recorder gets that
   // token only, and the CR says what is wrong with the answers.
   const expectedToken = c.secret === 'own' ? tenantTokens.get(namespace)! : elsewhereToken;
-  const db = await waitForDatabase(kc, namespace, name, `SidecarUnavailable naming ${MODES[c.mode].cause}`, (o) => {
+  // A 4xx or an answer that breaks the protocol is a refusal a person must look at: Stalled, naming the cause.
+  const db = await waitForDatabase(kc, namespace, name, `SidecarRefused naming ${MODES[c.mode].cause}`, (o) => {
     const ready = conditionOf(o, 'Ready');
-    return ready?.reason === 'SidecarUnavailable' && MODES[c.mode].cause.test(ready.message);
+    return ready?.reason === 'SidecarRefused' && MODES[c.mode].cause.test(ready.message);
   });
-  expect(conditionOf(db, 'Reconciling')?.status, label).toBe('True');
+  expect(conditionOf(db, 'Stalled')?.status, label).toBe('True');
   expect(db.status?.state, `${label}: no transition into an action without a sidecar`).toBe('Start');
   const seen = requestsOf(namespace, id);
   expect(seen.length, `${label}: the recorder was asked`).toBeGreaterThan(0);
   for (const request of seen) expect(request.authorization, label).toBe(`Bearer ${expectedToken}`);
-  return `own Secret, recorder answering ${c.mode}: SidecarUnavailable naming the cause`;
+  return `own Secret, recorder answering ${c.mode}: SidecarRefused naming the cause`;
 }
 
 describe('hostile tenants', () => {
