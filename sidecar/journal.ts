@@ -251,12 +251,18 @@ export class Journal {
           throw new JournalIOError(this.file, 'sync it', error);
         }
         this.bytes += data.length;
-        for (const p of batch) this.state.apply(p.record);
-        // The batch is in `state` before a rewrite, so the rewrite keeps it.
-        if (this.bytes > Math.max(this.options.compactionBytes, 2 * this.bytesAfterCompaction)) await this.compact();
-        for (const p of batch) p.resolve();
+        for (const p of batch) this.state.apply(p.record); // before any rewrite, which must keep it
       } catch (error) {
         this.fail(error as JournalIOError, [...batch, ...this.pending.splice(0)]);
+        break;
+      }
+      for (const p of batch) p.resolve(); // durable: acknowledged even if the rewrite below fails
+      if (this.bytes > Math.max(this.options.compactionBytes, 2 * this.bytesAfterCompaction)) {
+        try {
+          await this.compact();
+        } catch (error) {
+          this.fail(error as JournalIOError, this.pending.splice(0));
+        }
       }
     }
     this.writing = false;
