@@ -97,9 +97,16 @@ export function readJournal(file: string): JournalRecord[] {
   return readJournalFile(file).records;
 }
 
-/** The journal's epoch record (the first one), if it has one: a journal of an older okt has none. */
+/**
+ * The journal's epoch record (the first one), if it has one: a journal of an older okt has none. When
+ * its line was unreadable, the epoch its operations carry is the journal's (createdAt: the first one's).
+ */
 export function journalEpoch(records: readonly JournalRecord[]): EpochRecord | undefined {
-  return records.find((r): r is EpochRecord => r.type === 'epoch');
+  const kept = records.find((r): r is EpochRecord => r.type === 'epoch');
+  if (kept !== undefined) return kept;
+  const carried = records.find((r) => (r.type === 'accepted' || r.type === 'finished') && r.operation.epoch !== undefined);
+  if (carried?.type !== 'accepted' && carried?.type !== 'finished') return undefined;
+  return { type: 'epoch', epoch: carried.operation.epoch as string, createdAt: carried.operation.createdAt };
 }
 
 /**

@@ -237,6 +237,24 @@ describe('unreadable lines in the journal', () => {
   });
 });
 
+describe('an unreadable epoch line', () => {
+  it('keeps the epoch the operations of the journal carry', async () => {
+    const dir = makeDir();
+    const at = '2026-01-01T00:00:00.000Z';
+    const operation = { id: 'a', epoch: 'carried-epoch', graph: 'demo', node: 'Count', params: {}, phase: 'Succeeded', reason: 'Completed', events: [], message: 'done', createdAt: at, finishedAt: at, attempts: 1, outputTail: [] };
+    const lines = [JSON.stringify({ type: 'epoch', epoch: 'carried-epoch', createdAt: at }).slice(0, 30), JSON.stringify({ type: 'finished', operation })];
+    writeFileSync(path.join(dir, 'journal.jsonl'), `${lines.join('\n')}\n`);
+    const { process: sidecar, client } = await run(writeConfig(dir, baseConfig(dir, { demo: { nodes: { Count: { command: sh('echo ran >> runs') } } } })));
+    expect(await headerEpoch(sidecar.url)).toBe('carried-epoch');
+    expect(await metric(sidecar.url, 'okt_sidecar_journal_skipped_lines_total')).toBe(1);
+    expect(await client.startOperation('a', { node: 'Count', epoch: 'carried-epoch' })).toMatchObject({ phase: 'Succeeded', epoch: 'carried-epoch' });
+    expect(existsSync(path.join(dir, 'runs'))).toBe(false);
+    expect(readJournalFile(path.join(dir, 'journal.jsonl')).records[0]).toEqual({ type: 'epoch', epoch: 'carried-epoch', createdAt: at });
+    sidecar.child.kill('SIGTERM');
+    expect(await sidecar.exited).toBe(0);
+  });
+});
+
 describe('the journal while running', () => {
   it('is compacted online and stays bounded; recent ids keep their output, old ones are still known and never run twice', async () => {
     const dir = makeDir();
