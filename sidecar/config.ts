@@ -88,6 +88,12 @@ export const SidecarConfigSchema = z.strictObject({
   bodyLimitBytes: z.number().int().positive().default(64 * 1024),
   maxActiveOperations: z.number().int().positive().default(1),
   retainOperations: z.number().int().positive().default(1000).describe('Operations kept with their output tail.'),
+  journalCompactionBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(4 * 1024 * 1024)
+    .describe('The journal is rewritten while running once it exceeds this and twice its size after the last rewrite.'),
   outputTailLines: z.number().int().min(0).default(50),
   killGraceMs: z.number().int().min(0).default(5_000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,12 +1,15 @@
 // The append-only journal of the sidecar: JSON lines, each made durable (fdatasync) before the
 // sidecar acts on it. Appends that arrive while a write is in flight are committed together with
 // one sync (group commit), so durability costs about one sync per batch, not per operation.
+// The first write or sync that fails ends the journal (and the sidecar, which restarts and replays);
+// a line that cannot be read (torn by such a failure or a crash) is skipped. It is rewritten with
+// only what it must keep (JournalState) at start and whenever it has doubled since the last rewrite.
 //
 // Records: first the sidecar's epoch ({"type":"epoch"}), then operations as they are accepted and
 // finished ({"type":"accepted"|"finished","operation"}) and the probe's events ({"type":"observed"}).
 // The epoch is the identity of this memory: a sidecar that starts without its journal gets a new one.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -17,9 +20,9 @@ import {
   TimestampSchema,
   type Operation,
 } from '../src/sidecar-client/protocol.ts';
+import { KEPT_OBSERVED_EVENTS, type JournalState } from './journal-state.ts';
 
-/** Probe events kept per graph, in memory and by the compaction. */
-export const KEPT_OBSERVED_EVENTS = 1000;
+export { KEPT_OBSERVED_EVENTS } from './journal-state.ts';
 
 export const EpochRecordSchema = z.object({ type: z.literal('epoch'), epoch: EpochSchema, createdAt: TimestampSchema });
 /** Operations journaled by okt before epochs existed carry none: the journal's epoch is theirs. */
@@ -42,43 +45,68 @@ export interface OperationRecord {
   operation: Operation;
 }
 
-export class JournalError extends Error {
-  override name = 'JournalError';
+/** The journal could not be read or written: the sidecar cannot go on without it (see the README, Durability). */
+export class JournalIOError extends Error {
+  override name = 'JournalIOError';
+  readonly file: string;
+  constructor(file: string, doing: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    const message = (cause as Error).message ?? String(cause);
+    super(`journal ${file}: cannot ${doing}: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ''}${message}`, { cause });
+    this.file = file;
+  }
 }
 
-/** Reads every record; a torn last line (a crash mid-write) is dropped, any other bad line is an error. */
-export function readJournal(file: string): JournalRecord[] {
+export interface JournalContents {
+  records: JournalRecord[];
+  /** Lines that are not a valid record (torn by a crash or a full disk mid-write, or damaged): skipped. */
+  skippedLines: number;
+}
+
+/** Reads every valid record; a line that is not one, wherever it is, is skipped and counted, never fatal. */
+export function readJournalFile(file: string): JournalContents {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], skippedLines: 0 };
+    throw new JournalIOError(file, 'read it', error);
   }
-  const lines = text.split('\n');
   const records: JournalRecord[] = [];
-  lines.forEach((line, index) => {
-    if (line.trim() === '') return;
-    const isLast = lines.slice(index + 1).every((rest) => rest.trim() === '');
-    let parsed: ReturnType<typeof JournalRecordSchema.safeParse>;
-    try {
-      parsed = JournalRecordSchema.safeParse(JSON.parse(line));
-    } catch {
-      if (isLast && !text.endsWith('\n')) return; // torn write
-      throw new JournalError(`journal ${file} line ${index + 1}: not JSON`);
-    }
-    if (!parsed.success) {
-      if (isLast && !text.endsWith('\n')) return;
-      throw new JournalError(`journal ${file} line ${index + 1}: ${parsed.error.issues[0]?.message ?? 'invalid record'}`);
-    }
-    records.push(parsed.data);
-  });
-  return records;
+  let skippedLines = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const record = parseRecord(line);
+    if (record === undefined) skippedLines++;
+    else records.push(record);
+  }
+  return { records, skippedLines };
 }
 
-/** The journal's epoch record (the first one), if it has one: a journal of an older okt has none. */
+function parseRecord(line: string): JournalRecord | undefined {
+  try {
+    const parsed = JournalRecordSchema.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The valid records of a journal file (see readJournalFile). */
+export function readJournal(file: string): JournalRecord[] {
+  return readJournalFile(file).records;
+}
+
+/**
+ * The journal's epoch record (the first one), if it has one: a journal of an older okt has none. When
+ * its line was unreadable, the epoch its operations carry is the journal's (createdAt: the first one's).
+ */
 export function journalEpoch(records: readonly JournalRecord[]): EpochRecord | undefined {
-  return records.find((r): r is EpochRecord => r.type === 'epoch');
+  const kept = records.find((r): r is EpochRecord => r.type === 'epoch');
+  if (kept !== undefined) return kept;
+  const carried = records.find((r) => (r.type === 'accepted' || r.type === 'finished') && r.operation.epoch !== undefined);
+  if (carried?.type !== 'accepted' && carried?.type !== 'finished') return undefined;
+  return { type: 'epoch', epoch: carried.operation.epoch as string, createdAt: carried.operation.createdAt };
 }
 
 /**
@@ -112,24 +140,35 @@ export function replayObserved(records: readonly JournalRecord[]): Map<string, {
   return graphs;
 }
 
-export class Journal {
-  readonly file: string;
-  private readonly handle: FileHandle;
-  private pending: { line: string; resolve: () => void; reject: (e: Error) => void }[] = [];
-  private writing = false;
+export interface JournalOptions {
+  /** Rewrite the journal while running once it is larger than this and than twice its size after the last rewrite. */
+  compactionBytes: number;
+  /**
+   * Called once, at the first write, sync or rewrite that fails: nothing more is journaled after it
+   * (every append is refused), since what reached the disk is not known. The sidecar exits on it.
+   */
+  onFailure?(error: JournalIOError): void;
+  onCompacted?(stats: { bytesBefore: number; bytesAfter: number; ms: number }): void;
+}
 
-  private constructor(file: string, handle: FileHandle) {
-    this.file = file;
-    this.handle = handle;
+/** Writes all of `data` at the end of the file: a short write (a disk filling up) is continued, never left torn silently. */
+async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    if (bytesWritten <= 0) throw Object.assign(new Error('the write made no progress'), { code: 'EIO' });
+    offset += bytesWritten;
   }
+}
 
-  /** Rewrites the journal atomically with just these records, then opens it for appending. */
-  static async openCompacted(file: string, records: readonly JournalRecord[]): Promise<Journal> {
-    mkdirSync(path.dirname(file), { recursive: true });
-    const temp = `${file}.compact-${process.pid}`;
+/** Writes the records to a temporary file made durable, then renames it over `file` (atomic, made durable too). */
+async function writeCompacted(file: string, records: readonly JournalRecord[]): Promise<number> {
+  const temp = `${file}.compacting`; // one name: a rewrite cut short leaves one file, replaced by the next
+  const data = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  try {
     const out = await open(temp, 'w', 0o600);
     try {
-      await out.writeFile(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      await writeAll(out, data);
       await out.sync();
     } finally {
       await out.close();
@@ -141,36 +180,127 @@ export class Journal {
     } finally {
       await dir.close();
     }
-    return new Journal(file, await open(file, 'a', 0o600));
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined); // give the space back: the disk may be full
+    throw new JournalIOError(file, 'rewrite it', error);
+  }
+  return data.length;
+}
+
+export class Journal {
+  readonly file: string;
+  private handle: FileHandle;
+  private readonly state: JournalState;
+  private readonly options: JournalOptions;
+  private pending: { record: JournalRecord; line: string; resolve: () => void; reject: (e: Error) => void }[] = [];
+  private writing = false;
+  private failure: JournalIOError | undefined;
+  private bytes: number;
+  private bytesAfterCompaction: number;
+  private compactions = 0;
+
+  private constructor(file: string, handle: FileHandle, state: JournalState, bytes: number, options: JournalOptions) {
+    this.file = file;
+    this.handle = handle;
+    this.state = state;
+    this.bytes = bytes;
+    this.bytesAfterCompaction = bytes;
+    this.options = options;
   }
 
-  /** Resolves once the record is on disk. */
+  /** Rewrites the journal atomically with what `state` holds, then opens it for appending (each append updates `state`). */
+  static async openCompacted(file: string, state: JournalState, options: JournalOptions): Promise<Journal> {
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+    } catch (error) {
+      throw new JournalIOError(file, 'create its directory', error);
+    }
+    const bytes = await writeCompacted(file, state.records());
+    let handle: FileHandle;
+    try {
+      handle = await open(file, 'a', 0o600);
+    } catch (error) {
+      throw new JournalIOError(file, 'open it', error);
+    }
+    return new Journal(file, handle, state, bytes, options);
+  }
+
+  /** Resolves once the record is on disk; rejects (JournalIOError) when it cannot be, and every append after that. */
   append(record: JournalRecord): Promise<void> {
-    const line = `${JSON.stringify(record)}\n`;
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
-      this.pending.push({ line, resolve, reject });
+      this.pending.push({ record, line: `${JSON.stringify(record)}\n`, resolve, reject });
       if (!this.writing) void this.flush();
     });
   }
 
+  /** Its size now, and the rewrites done since it was opened. */
+  stats(): { bytes: number; compactions: number } {
+    return { bytes: this.bytes, compactions: this.compactions };
+  }
+
   private async flush(): Promise<void> {
     this.writing = true;
-    while (this.pending.length > 0) {
+    while (this.pending.length > 0 && this.failure === undefined) {
       const batch = this.pending;
       this.pending = [];
       try {
-        await this.handle.write(batch.map((p) => p.line).join(''));
-        await this.handle.datasync();
-        for (const p of batch) p.resolve();
+        const data = Buffer.from(batch.map((p) => p.line).join(''));
+        try {
+          await writeAll(this.handle, data);
+        } catch (error) {
+          throw new JournalIOError(this.file, 'append to it', error);
+        }
+        try {
+          await this.handle.datasync();
+        } catch (error) {
+          // After a failed sync the kernel may have dropped the dirty pages: what is on disk is unknown.
+          throw new JournalIOError(this.file, 'sync it', error);
+        }
+        this.bytes += data.length;
+        for (const p of batch) this.state.apply(p.record); // before any rewrite, which must keep it
       } catch (error) {
-        for (const p of batch) p.reject(error as Error);
+        this.fail(error as JournalIOError, [...batch, ...this.pending.splice(0)]);
+        break;
+      }
+      for (const p of batch) p.resolve(); // durable: acknowledged even if the rewrite below fails
+      if (this.bytes > Math.max(this.options.compactionBytes, 2 * this.bytesAfterCompaction)) {
+        try {
+          await this.compact();
+        } catch (error) {
+          this.fail(error as JournalIOError, this.pending.splice(0));
+        }
       }
     }
     this.writing = false;
   }
 
+  /** Rewrites the journal with what it holds now; appends wait meanwhile (one write and two syncs of the live records). */
+  private async compact(): Promise<void> {
+    const started = performance.now();
+    const bytesBefore = this.bytes;
+    const bytesAfter = await writeCompacted(this.file, this.state.records());
+    const previous = this.handle;
+    try {
+      this.handle = await open(this.file, 'a', 0o600);
+    } catch (error) {
+      throw new JournalIOError(this.file, 'open it', error);
+    }
+    await previous.close().catch(() => undefined); // the old file is gone: nothing to lose
+    this.bytes = bytesAfter;
+    this.bytesAfterCompaction = bytesAfter;
+    this.compactions++;
+    this.options.onCompacted?.({ bytesBefore, bytesAfter, ms: performance.now() - started });
+  }
+
+  private fail(error: JournalIOError, waiting: { reject: (e: Error) => void }[]): void {
+    this.failure = error;
+    this.options.onFailure?.(error); // first: the sidecar may exit here, before any caller can answer
+    for (const p of waiting) p.reject(error);
+  }
+
   async close(): Promise<void> {
-    while (this.writing || this.pending.length > 0) await new Promise((r) => setTimeout(r, 1));
+    while (this.writing || (this.pending.length > 0 && this.failure === undefined)) await new Promise((r) => setTimeout(r, 1));
     await this.handle.close();
   }
 }

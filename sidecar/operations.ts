@@ -14,13 +14,14 @@ import type { ActionConfig, SidecarConfig } from './config.ts';
 import {
   Journal,
   journalEpoch,
-  readJournal,
+  readJournalFile,
   replayJournal,
   replayObserved,
   type EpochRecord,
-  type JournalRecord,
+  type JournalIOError,
   type OperationRecord,
 } from './journal.ts';
+import { JournalState } from './journal-state.ts';
 
 /** A refusal the server turns into a problem answer. */
 export class OperationRefused extends Error {
@@ -54,6 +55,9 @@ export class OperationRefused extends Error {
 export interface OperationHooks {
   onStarted?(op: Operation): void;
   onFinished?(op: Operation, durationMs: number): void;
+  /** The journal cannot be written: nothing more is accepted or finished (the sidecar exits on it). */
+  onJournalFailure?(error: JournalIOError): void;
+  onJournalCompacted?(stats: { bytesBefore: number; bytesAfter: number; ms: number }): void;
 }
 
 interface Entry {
@@ -80,6 +84,8 @@ export class OperationManager {
   readonly epoch: string;
   /** True when this start created the epoch (no journal, or one of an okt without epochs). */
   readonly epochIsNew: boolean;
+  /** Lines of the journal that could not be read at open (torn or damaged), skipped. */
+  readonly journalSkippedLines: number;
   private readonly entries = new Map<string, Entry>();
   /** Ids of the operations not finished, in start order: every start and observation asks, so no scan of all entries. */
   private readonly activeIds = new Set<string>();
@@ -96,7 +102,9 @@ export class OperationManager {
     hooks: OperationHooks,
     epoch: { epoch: string; isNew: boolean },
     observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>,
+    journalSkippedLines: number,
   ) {
+    this.journalSkippedLines = journalSkippedLines;
     this.config = config;
     this.journal = journal;
     this.hooks = hooks;
@@ -110,7 +118,7 @@ export class OperationManager {
    * settles what a previous run left unfinished, re-runs idempotent ones, and compacts it.
    */
   static async open(config: SidecarConfig, hooks: OperationHooks = {}): Promise<OperationManager> {
-    const journaled = readJournal(config.journal);
+    const { records: journaled, skippedLines } = readJournalFile(config.journal);
     const kept = journalEpoch(journaled);
     const epochRecord: EpochRecord = kept ?? { type: 'epoch', epoch: randomUUID(), createdAt: now() };
     const latest = replayJournal(journaled, epochRecord.epoch);
@@ -139,16 +147,22 @@ export class OperationManager {
       }
       records.push({ type: 'finished', operation: op });
     }
-    const observedRecords: JournalRecord[] = [...observed].flatMap(([graph, { events }]) =>
-      events.map((event) => ({ type: 'observed' as const, graph, event })),
-    );
-    const journal = await Journal.openCompacted(config.journal, [epochRecord, ...records, ...observedRecords]);
+    const state = new JournalState(config.retainOperations);
+    state.apply(epochRecord);
+    for (const record of records) state.apply(record);
+    for (const [graph, { events }] of observed) for (const event of events) state.apply({ type: 'observed', graph, event });
+    const journal = await Journal.openCompacted(config.journal, state, {
+      compactionBytes: config.journalCompactionBytes,
+      onFailure: (error) => hooks.onJournalFailure?.(error),
+      onCompacted: (stats) => hooks.onJournalCompacted?.(stats),
+    });
     const manager = new OperationManager(
       config,
       journal,
       hooks,
       { epoch: epochRecord.epoch, isNew: kept === undefined },
       observed,
+      skippedLines,
     );
     for (const record of records) {
       const op = record.operation;
@@ -160,6 +174,11 @@ export class OperationManager {
       if (entry !== undefined) void manager.run(entry);
     }
     return manager;
+  }
+
+  /** The journal's size now and its rewrites since the start. */
+  journalStats(): { bytes: number; compactions: number } {
+    return this.journal.stats();
   }
 
   get(id: string): Operation | undefined {
@@ -347,7 +366,9 @@ export class OperationManager {
     try {
       await this.journal.append({ type: 'finished', operation: finished });
     } catch {
-      entry.markDone(); // not durable: stays Running here, reported Interrupted after a restart
+      // Not durable: never shown finished. The journal has failed (the sidecar exits on it); after the
+      // restart the operation is reported Interrupted, or run again when idempotent.
+      entry.markDone();
       return;
     }
     entry.op = finished;

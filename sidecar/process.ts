@@ -24,6 +24,21 @@ export interface ProcessResult {
 }
 
 const DIRECTIVE = /^okt-(event|state):\s*(.*?)\s*$/;
+
+/** The process groups started and not yet reaped, so that a sidecar that must exit at once can kill them first. */
+const liveGroups = new Set<number>();
+
+/** Kills every process group still running, synchronously (SIGKILL: the sidecar is about to exit). */
+export function killAllProcessGroups(): void {
+  for (const pid of liveGroups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  liveGroups.clear();
+}
 const MAX_LINE = 2000;
 
 /** A bounded tail of lines. */
@@ -82,6 +97,7 @@ export function runProcess(spec: ProcessSpec, signal?: AbortSignal): Promise<Pro
       detached: true, // a new process group: kill(-pid) reaches the grandchildren too
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) liveGroups.add(child.pid);
     let ended: ProcessResult['ended'] = 'exited';
     let graceTimer: NodeJS.Timeout | undefined;
     const killGroup = (sig: NodeJS.Signals) => {
@@ -119,6 +135,7 @@ export function runProcess(spec: ProcessSpec, signal?: AbortSignal): Promise<Pro
       clearTimeout(graceTimer);
       // Killed on purpose: whatever is left of the group goes too, without another grace period.
       if (ended !== 'exited') killGroup('SIGKILL');
+      if (child.pid !== undefined) liveGroups.delete(child.pid);
       signal?.removeEventListener('abort', onAbort);
       out.end();
       err.end();

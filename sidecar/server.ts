@@ -24,6 +24,7 @@ import {
 import { answerClientError } from '../src/net/client-error.ts';
 import { formatIssues, type SidecarConfig } from './config.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import type { JournalIOError } from './journal.ts';
 import { OperationManager, OperationRefused } from './operations.ts';
 import { GraphProbe } from './probe.ts';
 
@@ -132,6 +133,24 @@ function createMetrics(operations: () => OperationManager | undefined) {
       labelNames: ['method', 'route', 'status'],
       registers: [registry],
     }),
+    journalSkippedLines: new Counter({
+      name: 'okt_sidecar_journal_skipped_lines_total',
+      help: 'Journal lines that could not be read at start (torn or damaged) and were skipped',
+      registers: [registry],
+    }),
+    journalCompactions: new Counter({
+      name: 'okt_sidecar_journal_compactions_total',
+      help: 'Rewrites of the journal while running',
+      registers: [registry],
+    }),
+    journalBytes: new Gauge({
+      name: 'okt_sidecar_journal_bytes',
+      help: 'Size of the journal file',
+      registers: [registry],
+      collect() {
+        this.set(operations()?.journalStats().bytes ?? 0);
+      },
+    }),
     active: new Gauge({
       name: 'okt_sidecar_operations_active',
       help: 'Operations pending or running',
@@ -143,7 +162,15 @@ function createMetrics(operations: () => OperationManager | undefined) {
   };
 }
 
-export async function startSidecar(config: SidecarConfig): Promise<RunningSidecar> {
+export interface SidecarOptions {
+  /**
+   * The journal cannot be written (a full disk, an I/O error): nothing more is accepted or finished.
+   * `okt sidecar` exits here (a restart replays the journal); by default it is only logged.
+   */
+  onJournalFailure?(error: JournalIOError): void;
+}
+
+export async function startSidecar(config: SidecarConfig, options: SidecarOptions = {}): Promise<RunningSidecar> {
   const expectedDigest = digest(readToken(config.tokenFile));
   let manager: OperationManager | undefined;
   // The server listens only once the journal is open, so every answer knows the epoch.
@@ -185,10 +212,23 @@ export async function startSidecar(config: SidecarConfig): Promise<RunningSideca
       app.log.info({ operation: op.id, phase: op.phase, events: op.events, reason: op.reason }, 'action finished');
       void probes.get(op.graph)?.probeNow();
     },
+    onJournalFailure(error) {
+      app.log.fatal({ journal: config.journal, err: error.message }, 'journal failed');
+      options.onJournalFailure?.(error);
+    },
+    onJournalCompacted(stats) {
+      metrics.journalCompactions.inc();
+      app.log.debug({ journal: config.journal, ...stats }, 'journal compacted');
+    },
   });
   const operations = manager;
   const epoch = operations.epoch;
-  app.log.info({ epoch, journal: config.journal, newEpoch: operations.epochIsNew }, 'journal opened');
+  const skippedLines = operations.journalSkippedLines;
+  metrics.journalSkippedLines.inc(skippedLines);
+  app.log[skippedLines > 0 ? 'warn' : 'info'](
+    { epoch, journal: config.journal, newEpoch: operations.epochIsNew, skippedLines },
+    skippedLines > 0 ? `journal opened; ${skippedLines} unreadable line(s) skipped` : 'journal opened',
+  );
   for (const [graph, graphConfig] of Object.entries(config.graphs)) {
     probes.set(
       graph,

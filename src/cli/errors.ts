@@ -9,6 +9,8 @@ export const EXIT = {
   usage: 2,
   /** The cluster could not be reached, or refused or failed the request. */
   cluster: 3,
+  /** `okt sidecar`: its journal could not be read or written (a full disk, an I/O error); a restart replays it. */
+  journal: 4,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -1,5 +1,6 @@
 // `okt sidecar --config FILE [--graph FILE]`: check the config, then run the application sidecar until SIGTERM/SIGINT.
 import { Command } from 'commander';
+import { EXIT } from './errors.ts';
 import { untilSignal } from './signals.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -13,7 +14,8 @@ export function sidecarCommand(): Command {
     .option('--graph <file>', "check the config against this graph file (repeatable; matched by the graph's name; instead of the config's graph:)", collect, [])
     .action(async (options: { config: string; port?: number; host?: string; graph: string[] }) => {
       // Loaded here, not at the top: every other okt command starts faster without fastify.
-      const { SidecarConfigError, SidecarTokenError, invalidConfig, loadSidecarConfig, startSidecar } = await import('../../sidecar/index.ts');
+      const { JournalIOError, SidecarConfigError, SidecarTokenError, invalidConfig, killAllProcessGroups, loadSidecarConfig, startSidecar } =
+        await import('../../sidecar/index.ts');
       const { checkSidecarConfig } = await import('./sidecar-check.ts');
       let sidecar;
       try {
@@ -24,8 +26,21 @@ export function sidecarCommand(): Command {
         for (const warning of check.warnings) process.stderr.write(`okt sidecar: warning: ${warning}\n`);
         if (options.port !== undefined) config.listen.port = options.port;
         if (options.host !== undefined) config.listen.host = options.host;
-        sidecar = await startSidecar(config);
+        sidecar = await startSidecar(config, {
+          // Nothing it did since is known to be on disk: stop now (its actions too, which a restart
+          // reports Interrupted or runs again), rather than answer as if it were.
+          onJournalFailure(error) {
+            killAllProcessGroups();
+            process.stderr.write(`okt sidecar: ${error.message}; exiting (code ${EXIT.journal}): a restart replays the journal\n`);
+            process.exit(EXIT.journal);
+          },
+        });
       } catch (error) {
+        if (error instanceof JournalIOError) {
+          process.stderr.write(`okt sidecar: ${error.message}\n`);
+          process.exitCode = EXIT.journal;
+          return;
+        }
         // A bad config or token is the user's to fix: say what, without a stack trace.
         if (!(error instanceof SidecarConfigError || error instanceof SidecarTokenError)) throw error;
         process.stderr.write(`okt sidecar: ${error.message}\n`);
