@@ -2,7 +2,10 @@
 // operator, the API server, the sidecar (crashed, or losing its journal), the event sink, the actions
 // (a failure the walker retries) and a second namespace (torn down with its sidecar); then every
 // invariant is checked, and every CR is deleted and checked to go down its graph's default path.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
@@ -11,12 +14,13 @@ import { createPlanner } from '../../../src/plan/index.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../../src/events/index.ts';
 import type { ControlPlane } from '../../../src/cluster/index.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { createNamespace, mergePatch } from '../helpers/cluster.ts';
+import { createNamespace, e2eKubeconfigPath, mergePatch } from '../helpers/cluster.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown', 'disk-full', 'silent-network'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
@@ -62,7 +66,15 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   'sidecar-replaced': { min: 0, max: 0 },
   'action-fails': { min: 0, max: 0 },
   teardown: { min: 0, max: 0 },
+  // How long the journal's disk stays full.
+  'disk-full': { min: 500, max: 2000 },
+  'silent-network': { min: 0, max: 0 },
 };
+
+/** The journal's own disk, when the run fills it: room for the whole walk's journal. */
+const JOURNAL_DISK_BYTES = 8 * 1024 * 1024;
+/** okt run --watch-idle-timeout when the run black-holes the operator's connections. */
+const WATCH_IDLE_SECONDS = 3;
 
 /** CRs in the namespace the teardown fault deletes, with a sidecar of their own that goes with it. */
 const TEARDOWN_CRS = 2;
@@ -143,14 +155,18 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const { kc } = env;
   const namespace = await createNamespace(kc, 'okt-faults');
   const runLabel = { 'okt-faults': namespace };
-  const sidecar = await SidecarUnderTest.start({ idempotent: scenario.idempotent });
+  const fillsDisk = scenario.faults.some((f) => f.kind === 'disk-full');
+  const sidecar = await SidecarUnderTest.start({ idempotent: scenario.idempotent, ...(fillsDisk ? { journalDiskBytes: JOURNAL_DISK_BYTES } : {}) });
+  // The operators reach the API server through a TCP proxy that a fault can black-hole (no FIN, no RST).
+  const silencing = scenario.faults.some((f) => f.kind === 'silent-network');
+  const network = silencing ? await ProxiedApiServer.start(env.plane?.kubeconfigPath ?? e2eKubeconfigPath()) : undefined;
   const sink = await SinkUnderTest.start();
   const tearingDown = scenario.faults.some((f) => f.kind === 'teardown');
   const teardown = tearingDown ? await TeardownUnderTest.start(kc, runLabel) : undefined;
   const operators = new OperatorsUnderTest({
     kc, namespace, sidecar, sink, replicas: scenario.replicas,
     labelSelector: `okt-faults=${namespace}`, teardownGraceSeconds: TEARDOWN_GRACE_SECONDS,
-    ...(env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
+    ...(network !== undefined ? { kubeconfigPath: network.kubeconfigPath, watchIdleSeconds: WATCH_IDLE_SECONDS } : env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
   });
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [] };
@@ -196,6 +212,12 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           break;
         case 'action-fails':
           sidecar.failNext();
+          break;
+        case 'disk-full':
+          await onSidecar(() => sidecar.fillDisk(fault.forMs));
+          break;
+        case 'silent-network':
+          network!.blackHole();
           break;
         case 'teardown':
           await teardown!.tearDown();
@@ -259,7 +281,44 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     await operators.stop();
     await sidecar.stop();
     await teardown?.stop();
+    await network?.close();
     await sink.close();
+  }
+}
+
+/** A TCP proxy in front of the API server with a kubeconfig that goes through it. */
+class ProxiedApiServer {
+  readonly kubeconfigPath: string;
+  readonly #proxy: TcpProxy;
+  readonly #dir: string;
+  blackHoled = 0;
+
+  private constructor(proxy: TcpProxy, dir: string, kubeconfigPath: string) {
+    this.#proxy = proxy;
+    this.#dir = dir;
+    this.kubeconfigPath = kubeconfigPath;
+  }
+
+  static async start(kubeconfigPath: string): Promise<ProxiedApiServer> {
+    const text = readFileSync(kubeconfigPath, 'utf8');
+    const kc = new KubeConfig();
+    kc.loadFromString(text);
+    const server = new URL(kc.getCurrentCluster()!.server);
+    const proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
+    const dir = mkdtempSync(path.join(tmpdir(), 'okt-fault-proxy-'));
+    const proxied = path.join(dir, 'kubeconfig');
+    writeFileSync(proxied, text.replaceAll(server.origin, `${server.protocol}//${server.hostname}:${proxy.port}`));
+    return new ProxiedApiServer(proxy, dir, proxied);
+  }
+
+  /** Every connection open now goes silent for good; new ones work. */
+  blackHole(): void {
+    this.blackHoled += this.#proxy.blackHoleOpenLinks();
+  }
+
+  async close(): Promise<void> {
+    await this.#proxy.close();
+    rmSync(this.#dir, { recursive: true, force: true });
   }
 }
 

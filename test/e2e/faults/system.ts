@@ -2,10 +2,12 @@
 // bring back: the sidecar (a child process with a file journal), the event sink (a receiver on a fixed
 // port), and the operator replicas (`okt run` children, restarted like a kubelet restarts a pod).
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../../src/events/index.ts';
 import { freePort } from '../../../src/net/free-ports.ts';
@@ -21,6 +23,8 @@ export interface SidecarUnderTestOptions {
   idempotent: boolean;
   /** The shell script of every action; it runs with OKT_OPERATION_ID set, in the sidecar's directory. Default: a no-op that takes a little time. */
   script?: string;
+  /** Put the journal on a filesystem of its own this small (a tmpfs: needs root), so that it can be filled. */
+  journalDiskBytes?: number;
 }
 
 /**
@@ -42,9 +46,12 @@ export class SidecarUnderTest {
   readonly forgotten = new Set<string>();
   crashes = 0;
   memoryLosses = 0;
+  /** Times the sidecar ended by itself because its journal could not be written (exit 4). */
+  diskFullExits = 0;
   /** Journals of the epochs it forgot, oldest first. */
   readonly #formerJournals: string[] = [];
   #process: SidecarProcess | undefined;
+  #mounted = false;
 
   private constructor(dir: string, port: number) {
     this.dir = dir;
@@ -56,6 +63,11 @@ export class SidecarUnderTest {
     const dir = mkdtempSync(path.join(tmpdir(), 'okt-fault-sidecar-'));
     const sidecar = new SidecarUnderTest(dir, await freePort());
     writeFileSync(path.join(dir, 'token'), TOKEN);
+    mkdirSync(sidecar.diskDir);
+    if (options.journalDiskBytes !== undefined) {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${options.journalDiskBytes}`, 'okt-fault-journal', sidecar.diskDir]);
+      sidecar.#mounted = true;
+    }
     const script = `if rm fail-next 2>/dev/null; then echo "okt-test: told to fail" >&2; exit 3; fi; ${options.script ?? 'sleep 0.05'}`;
     const nodes: Record<string, unknown> = {};
     for (const name of databaseGraph.nodeNames) {
@@ -65,7 +77,7 @@ export class SidecarUnderTest {
     const config = {
       listen: { host: '127.0.0.1', port: sidecar.port },
       tokenFile: 'token',
-      journal: 'journal.jsonl',
+      journal: 'disk/journal.jsonl',
       logLevel: 'silent',
       // One sidecar serves every CR of the run here, so it must run their actions side by side.
       maxActiveOperations: 256,
@@ -80,8 +92,46 @@ export class SidecarUnderTest {
     return path.join(this.dir, 'sidecar.json');
   }
 
+  /** Where the journal lives (its own small filesystem when journalDiskBytes is set). */
+  get diskDir(): string {
+    return path.join(this.dir, 'disk');
+  }
+
   get journalFile(): string {
-    return path.join(this.dir, 'journal.jsonl');
+    return path.join(this.diskDir, 'journal.jsonl');
+  }
+
+  /**
+   * The journal's disk fills up for `forMs`: the sidecar's next journal write fails and it ends (exit 4),
+   * as it must; then space comes back and it is started again, as a kubelet would, with its journal.
+   */
+  async fillDisk(forMs: number): Promise<void> {
+    const filler = path.join(this.diskDir, 'filler');
+    const fd = openSync(filler, 'w');
+    try {
+      const block = Buffer.alloc(64 * 1024);
+      for (let size = block.length; size >= 1; ) {
+        try {
+          writeSync(fd, block, 0, size);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+          size = Math.floor(size / 2);
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const running = this.#process;
+    const exited = running === undefined ? undefined : await Promise.race([running.exited, sleep(forMs).then(() => 'still running' as const)]);
+    unlinkSync(filler);
+    if (running === undefined || exited === 'still running') return;
+    expect(exited, `the sidecar's exit code when its journal cannot be written\n${running.stderr()}`).toBe(4);
+    expect(running.stderr()).toMatch(/journal .*no space left on device/i);
+    this.#process = undefined;
+    this.diskFullExits += 1;
+    this.crashes += 1;
+    for (const id of this.unfinished()) this.interruptions.set(id, (this.interruptions.get(id) ?? 0) + 1);
+    this.#process = await spawnSidecarProcess(this.configFile);
   }
 
   /** The latest journal record of every operation over every epoch, read from the files (a torn last line is ignored). */
@@ -113,8 +163,10 @@ export class SidecarUnderTest {
     for (const id of await heldUnfinished()) if (!unfinished.has(id)) this.mayRerun.set(id, (this.mayRerun.get(id) ?? 0) + 1);
     for (const id of [...unfinished, ...this.mayRerun.keys()]) this.forgotten.add(id);
     if (existsSync(this.journalFile)) {
+      // Kept for the checks, off the journal's own (small) disk.
       const former = path.join(this.dir, `journal.epoch-${this.#formerJournals.length}.jsonl`);
-      renameSync(this.journalFile, former);
+      copyFileSync(this.journalFile, former);
+      unlinkSync(this.journalFile);
       this.#formerJournals.push(former);
     }
     this.crashes += 1;
@@ -175,6 +227,7 @@ export class SidecarUnderTest {
       running.child.kill('SIGTERM');
       await running.exited;
     }
+    if (this.#mounted) execFileSync('umount', [this.diskDir]);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -225,6 +278,8 @@ export interface OperatorsOptions {
   labelSelector?: string;
   /** okt run --teardown-grace, in seconds. */
   teardownGraceSeconds?: number;
+  /** okt run --watch-idle-timeout, in seconds. */
+  watchIdleSeconds?: number;
 }
 
 const LEASE = 'okt-faults';
@@ -276,7 +331,7 @@ export class OperatorsUnderTest {
   }
 
   #spawn(slot: number): void {
-    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds } = this.#options;
+    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds, watchIdleSeconds } = this.#options;
     const identity = `replica-${slot}-${this.#generation++}`;
     const election = replicas > 1
       ? ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', LEASE, '--leader-election-identity', identity,
@@ -291,6 +346,7 @@ export class OperatorsUnderTest {
         '--sidecar-url-allow', 'http://127.0.0.1:*',
         ...(labelSelector === undefined ? [] : ['--label-selector', labelSelector]),
         ...(teardownGraceSeconds === undefined ? [] : ['--teardown-grace', String(teardownGraceSeconds)]),
+        ...(watchIdleSeconds === undefined ? [] : ['--watch-idle-timeout', String(watchIdleSeconds)]),
       ],
       ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
     });
