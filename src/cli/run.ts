@@ -1,9 +1,8 @@
 // `okt run`: the operator of one graph's custom resources, against the cluster KUBECONFIG names.
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
 import { parseShard, type Shard } from '../controller/lifecycle/shard.ts';
-import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
+import { readTokenFile, type SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
 import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
@@ -41,7 +40,7 @@ export function runCommand(): Command {
     .option('--sink <url>', 'CloudEvents sink (default: $K_SINK; with none, events are not sent and count as delivered)')
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
-    .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef)')
+    .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef); read again after a sidecar answers 401 and at most 60 s later, so a rotated Secret mounted here is picked up without a restart')
     .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collect, [] as string[])
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
     .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')
@@ -66,7 +65,7 @@ export function runCommand(): Command {
       const logger = createLogger({ level: settings.logLevel });
       const sidecar: SidecarDefaults = { allow: checkedSidecarPolicy(flags) };
       if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
-      if (flags.sidecarTokenFile !== undefined) sidecar.token = readToken(flags.sidecarTokenFile);
+      if (flags.sidecarTokenFile !== undefined) sidecar.tokenFile = checkedTokenFile(flags.sidecarTokenFile);
       const operator = await startOperator({
         kubeConfig: loadKubeConfig(),
         graph,
@@ -115,10 +114,12 @@ function checkedSidecarPolicy(flags: RunFlags): string[] {
   return flags.sidecarUrlAllow;
 }
 
-function readToken(file: string): string {
+/** The token file, checked at start (a usage error, not a stack trace); the operator reads it again after a 401 and every minute. */
+function checkedTokenFile(file: string): string {
   try {
-    return readFileSync(file, 'utf8').trim();
+    readTokenFile(file);
   } catch (error) {
-    throw new CliError(EXIT.usage, `--sidecar-token-file: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(EXIT.usage, `--sidecar-token-file: ${error instanceof Error ? error.message : String(error)}`);
   }
+  return file;
 }

@@ -13,11 +13,11 @@ export const BUSY_RETRY_MS = 5_000;
 /** How soon a start refused for its configuration is tried again (someone may fix the sidecar meanwhile). */
 export const REFUSED_RETRY_MS = 60_000;
 
-/** How soon a CR looks again after its sidecar refused a token read from a Secret (the Secret is read again: it may have been rotated). */
+/** How soon a CR looks again after its sidecar refused a token read from a Secret or the operator's token file (read again: it may have been rotated). */
 export const TOKEN_RETRY_MS = 5_000;
 
 /** Sorts a failed start of `operation` on the sidecar at `sidecarUrl`. */
-export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string, tokenFromSecret = false): FailurePolicy {
+export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string, tokenRereadable = false): FailurePolicy {
   const about = `the sidecar at ${sidecarUrl} refused to start operation ${operation.id} (${operation.node})`;
   if (error instanceof SidecarProblemError && error.problem.type.endsWith(':busy')) {
     const { problem } = error;
@@ -25,7 +25,7 @@ export function classifyStartFailure(error: unknown, operation: { id: string; no
     const refusal = { operation: operation.id, reason: REASONS.sidecarBusy, message: `${about}: ${problem.detail}${active}; it is tried again every ${BUSY_RETRY_MS / 1000} s (raise maxActiveOperations in the sidecar config to run more at once)`, stall: false, retryAfterMs: BUSY_RETRY_MS };
     return { kind: 'refused', refusal };
   }
-  const refusal = refusalOf(error, about, tokenFromSecret);
+  const refusal = refusalOf(error, about, tokenRereadable);
   return refusal === undefined ? { kind: 'retry' } : { kind: 'refused', refusal: { operation: operation.id, ...refusal, stall: true, retryAfterMs: refusal.retryAfterMs ?? REFUSED_RETRY_MS } };
 }
 
@@ -34,19 +34,19 @@ export function classifyStartFailure(error: unknown, operation: { id: string; no
  * breaks the protocol) is said on the CR, stalled, naming the cause; anything else is the sidecar
  * being unavailable, which passes by itself.
  */
-export function classifyAnswerFailure(error: unknown, sidecarUrl: string, tokenFromSecret: boolean): SidecarRefusal | undefined {
-  return refusalOf(error, `the sidecar at ${sidecarUrl} refused the operator's request`, tokenFromSecret);
+export function classifyAnswerFailure(error: unknown, sidecarUrl: string, tokenRereadable: boolean): SidecarRefusal | undefined {
+  return refusalOf(error, `the sidecar at ${sidecarUrl} refused the operator's request`, tokenRereadable);
 }
 
 /** What a person must fix about a sidecar's answer; undefined for what passes by itself (an epoch change, a shutdown, 429). */
-function refusalOf(error: unknown, about: string, tokenFromSecret: boolean): SidecarRefusal | undefined {
+function refusalOf(error: unknown, about: string, tokenRereadable: boolean): SidecarRefusal | undefined {
   if (error instanceof SidecarProblemError) {
     const { problem } = error;
     const kind = problem.type.split(':').at(-1) ?? '';
     // The sidecar changed between two calls (a restart), or is going away, or asks to slow down: look again soon.
     if (kind === 'epoch-mismatch' || kind === 'shutting-down' || error.status === 429) return undefined;
     const fix = error.status === 401 ? 'check the token (spec.sidecar.tokenSecretRef or okt run --sidecar-token-file)' : 'fix the sidecar config (its graphs and nodes) or spec.sidecar';
-    const retryAfterMs = error.status === 401 && tokenFromSecret ? TOKEN_RETRY_MS : REFUSED_RETRY_MS;
+    const retryAfterMs = error.status === 401 && tokenRereadable ? TOKEN_RETRY_MS : REFUSED_RETRY_MS;
     return { reason: REASONS.sidecarRefused, message: `${about}: ${error.status} ${problem.detail}; ${fix}`, retryAfterMs };
   }
   if (error instanceof SidecarProtocolError) {

@@ -16,7 +16,13 @@ export interface OperatorOptions {
   labelSelector?: string;
   shard?: Shard;
   workers?: number;
-  /** The operator's sidecar, its token, and the URL patterns that token may also go to (see SidecarDefaults). */
+  /**
+   * The operator's sidecar (`url`), its token, and the URL patterns that token may also go to (`allow`).
+   * The token is either fixed (`token`) or read from a file (`tokenFile`, e.g. a mounted Secret): read
+   * at start (this throws if it is unreadable or empty), then again after a sidecar answers 401 to it
+   * and at most 60 s later, keeping the last token while the file is momentarily unreadable or empty.
+   * See SidecarDefaults.
+   */
   sidecar?: SidecarDefaults;
   /** Where the CloudEvents go (default K_SINK; none: nowhere, and they count as delivered) and how. */
   events?: { sink?: string; mode?: EmitMode };
@@ -65,15 +71,22 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     onDelivered: (key) => lifecycle?.eventDelivered(key),
     onBlocked: (key) => lifecycle?.controller.enqueue(key),
   });
-  lifecycle = new LifecycleController({
-    graph: options.graph,
-    resource: options.resource,
-    transport,
-    metrics: manager.metrics,
-    logger,
-    events,
-    ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
-  });
+  try {
+    lifecycle = new LifecycleController({
+      graph: options.graph,
+      resource: options.resource,
+      transport,
+      metrics: manager.metrics,
+      logger,
+      events,
+      ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
+    });
+  } catch (error) {
+    // E.g. sidecar.tokenFile unreadable: nothing started yet but the connections, which go.
+    await events.close();
+    await transport.close();
+    throw error;
+  }
   manager.addInformer(lifecycle.informer);
   manager.addController(lifecycle.controller);
   await manager.start();

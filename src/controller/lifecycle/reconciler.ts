@@ -66,7 +66,8 @@ export interface LifecycleControllerOptions {
   resource: LifecycleResourceRef;
   transport: KubeTransport;
   /**
-   * Where CRs without spec.sidecar find theirs (`url`), the operator-wide token (`token`), and the URL
+   * Where CRs without spec.sidecar find theirs (`url`), the operator-wide token (`token`, or `tokenFile`
+   * read again after a 401 and at most a minute later), and the URL
    * patterns besides `url` that token may go to (`allow`, see sidecar-policy.ts). A CR naming any other
    * URL must name a Secret of its own namespace (spec.sidecar.tokenSecretRef), else nothing is sent.
    */
@@ -130,7 +131,7 @@ export class LifecycleController {
     this.#model = { graph: options.graph, planner: createPlanner(options.graph) };
     const { group, version } = options.resource;
     this.#apiVersion = group === '' ? version : `${group}/${version}`;
-    this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {});
+    this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {}, options.logger === undefined ? {} : { logger: options.logger });
     const informerOptions: ConstructorParameters<typeof Informer<LifecycleObject>>[0] = { transport: options.transport, resource: options.resource };
     if (options.namespace !== undefined) informerOptions.namespace = options.namespace;
     if (options.labelSelector !== undefined) informerOptions.labelSelector = options.labelSelector;
@@ -255,8 +256,8 @@ export class LifecycleController {
         this.#refusals.delete(key);
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
       } catch (error) {
-        this.#forgetRefusedToken(resolved, error);
-        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '', resolved.kind === 'client' && resolved.secret !== undefined);
+        this.#sidecars.forgetRefusedToken(resolved, error);
+        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '', resolved.kind === 'client' && resolved.tokenSource !== undefined);
         if (policy.kind === 'retry') throw error;
         // Said on the CR by the next step, which tries the start again after the refusal's delay.
         const known = this.#refusals.get(key);
@@ -342,16 +343,11 @@ export class LifecycleController {
     try {
       return await this.#askSidecar(resolved.client, stored, ctx);
     } catch (error) {
-      this.#forgetRefusedToken(resolved, error);
-      const refusal = classifyAnswerFailure(error, resolved.url, resolved.secret !== undefined);
+      this.#sidecars.forgetRefusedToken(resolved, error);
+      const refusal = classifyAnswerFailure(error, resolved.url, resolved.tokenSource !== undefined);
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
       return { kind: 'unavailable', message: error instanceof Error ? error.message : String(error) };
     }
-  }
-
-  /** A 401 from a sidecar whose token came from a Secret: the Secret is read again at the next look (it may have been rotated). */
-  #forgetRefusedToken(resolved: SidecarResolution, error: unknown): void {
-    if (resolved.kind === 'client' && resolved.secret !== undefined && error instanceof SidecarProblemError && error.status === 401) this.#sidecars.forgetSecret(resolved.secret);
   }
 
   /** The sidecar's answers (throws what the client throws). */

@@ -1,20 +1,33 @@
+import { readFileSync } from 'node:fs';
 import type { LifecycleSpec } from '../../kube/lifecycle-resource.ts';
 import type { KubeObject, KubeTransport } from '../../kube/transport/index.ts';
-import { SidecarClient } from '../../sidecar-client/index.ts';
+import { SidecarClient, SidecarProblemError } from '../../sidecar-client/index.ts';
 import { classifySecretFailure, notAllowedRefusal, SidecarSecretError } from './error-policy.ts';
 import { SidecarUrlPolicy } from './sidecar-policy.ts';
 import type { SidecarRefusal } from './step.ts';
+import type { Logger } from '../logger.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' } as const;
 
-/** A token read from a Secret is read again at most this long after (a rotation is noticed even without a 401). */
+/**
+ * A token read from a Secret or from the operator-wide token file is read again at most this long
+ * after (a rotation is noticed even without a 401), and at once after its sidecar answers 401.
+ */
 export const SECRET_TOKEN_MAX_AGE_MS = 60_000;
 
 export interface SidecarDefaults {
   /** `okt run --sidecar-url`: the sidecar of CRs without spec.sidecar.url; the operator-wide token may go there. */
   url?: string;
-  /** `okt run --sidecar-token-file`: the operator-wide token. */
+  /** The operator-wide token, fixed for the operator's life. Not with `tokenFile`. */
   token?: string;
+  /**
+   * `okt run --sidecar-token-file`: the file holding the operator-wide token (e.g. a mounted Secret,
+   * which the kubelet updates in place). Read at start (unreadable or empty: startOperator throws),
+   * then again at most SECRET_TOKEN_MAX_AGE_MS later and at once after a sidecar answers 401 to it;
+   * a read that fails then (the kubelet swapping its symlink) keeps the token read before, with a
+   * warning. Not with `token`.
+   */
+  tokenFile?: string;
   /** `okt run --sidecar-url-allow`: further URL patterns the operator-wide token may go to (see sidecar-policy.ts). */
   allow?: readonly string[];
 }
@@ -27,31 +40,73 @@ export type SidecarResolution =
       client: SidecarClient;
       /** Normalized: the URL the client calls. */
       url: string;
-      /** `namespace/name/key` of the Secret the token came from, to forget it on a 401. */
-      secret?: string;
+      /**
+       * Where the token came from when it is read again after a 401 (a Secret or the operator-wide
+       * token file; see forgetRefusedToken). Absent for a fixed token (or none).
+       */
+      tokenSource?: string;
     }
   /** Nothing is sent to the CR's sidecar: the step says why on the CR. */
   | { kind: 'refused'; refusal: SidecarRefusal };
 
+/** The id, among token sources, of the operator-wide token file (a Secret's is `namespace/name/key`: no colon). */
+const FILE_SOURCE = 'file:';
+
+/**
+ * The operator-wide token in `file`, trimmed. Throws, naming the file, when it cannot be read or is
+ * empty. Cheap enough to call once a minute: one small read, no watcher.
+ */
+export function readTokenFile(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new Error(`cannot read the sidecar token file ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (token === '') throw new Error(`the sidecar token file ${file} is empty`);
+  return token;
+}
+
+/**
+ * The operator-wide token file read again; when it cannot be read or is empty (the kubelet swaps the
+ * symlink of a mounted Secret), the token read before, with a warning naming the file.
+ */
+function fileTokenOr(file: string, previous: string | undefined, logger: Logger | undefined): string {
+  try {
+    return readTokenFile(file);
+  } catch (error) {
+    if (previous === undefined) throw error;
+    logger?.warn({ file, err: error }, `${error instanceof Error ? error.message : String(error)}: the operator-wide token read before is kept (read again after the next 401, or in ${SECRET_TOKEN_MAX_AGE_MS / 1000} s)`);
+    return previous;
+  }
+}
+
 /**
  * One keep-alive sidecar client per (url, token), shared by every CR that names the same sidecar.
  * The operator-wide token goes only to URLs the policy allows; a CR naming another URL must name a
- * Secret, which is read only in the CR's own namespace (the ref has no namespace field), cached for at
- * most SECRET_TOKEN_MAX_AGE_MS, and forgotten at once when its sidecar answers 401.
+ * Secret, which is read only in the CR's own namespace (the ref has no namespace field). A token read
+ * from a Secret or from the operator-wide token file is cached for at most SECRET_TOKEN_MAX_AGE_MS and
+ * read again at once after its sidecar answers 401 (`forgetRefusedToken`): a rotated token heals by itself.
  */
 export class SidecarClients {
   readonly #transport: KubeTransport;
   readonly #defaults: SidecarDefaults;
   readonly #policy: SidecarUrlPolicy;
   readonly #clients = new Map<string, SidecarClient>();
+  /** By token source (see SidecarResolution.tokenSource): the token last read, and when. */
   readonly #tokens = new Map<string, { token: string; readAt: number }>();
   readonly #now: () => number;
+  readonly #logger: Logger | undefined;
 
-  constructor(transport: KubeTransport, defaults: SidecarDefaults, now: () => number = Date.now) {
+  constructor(transport: KubeTransport, defaults: SidecarDefaults, options: { now?: () => number; logger?: Logger } = {}) {
+    if (defaults.token !== undefined && defaults.tokenFile !== undefined) throw new Error('sidecar: give the operator-wide token as token or as tokenFile, not both');
     this.#transport = transport;
     this.#defaults = defaults;
     this.#policy = new SidecarUrlPolicy({ ...(defaults.url === undefined ? {} : { defaultUrl: defaults.url }), allow: defaults.allow ?? [] });
-    this.#now = now;
+    this.#now = options.now ?? Date.now;
+    this.#logger = options.logger;
+    // Read at start, so that a missing file stops the operator rather than stalling every CR.
+    if (defaults.tokenFile !== undefined) this.#tokens.set(FILE_SOURCE, { token: readTokenFile(defaults.tokenFile), readAt: this.#now() });
   }
 
   /** The URL of a CR's sidecar as named, or undefined when neither the CR nor the operator names one. */
@@ -70,20 +125,24 @@ export class SidecarClients {
     if (verdict.kind === 'invalid') return { kind: 'refused', refusal: notAllowedRefusal(named, verdict.problem, this.#policy.patterns) };
     const ref = spec.sidecar?.tokenSecretRef;
     let token: string;
-    let secret: string | undefined;
+    let tokenSource: string | undefined;
     if (ref !== undefined) {
-      secret = `${namespace}/${ref.name}/${ref.key}`;
+      tokenSource = `${namespace}/${ref.name}/${ref.key}`;
       try {
-        token = await this.#secretToken(namespace, ref.name, ref.key);
+        token = await this.#token(tokenSource, () => this.#secretToken(namespace, ref.name, ref.key));
       } catch (error) {
         const policy = classifySecretFailure(error, { namespace, name: ref.name, key: ref.key });
         if (policy.kind === 'retry') throw error;
         return { kind: 'refused', refusal: policy.refusal };
       }
-    } else if (verdict.operatorTokenAllowed) {
-      token = this.#defaults.token ?? '';
-    } else {
+    } else if (!verdict.operatorTokenAllowed) {
       return { kind: 'refused', refusal: notAllowedRefusal(named, undefined, this.#policy.patterns) };
+    } else if (this.#defaults.tokenFile !== undefined) {
+      const file = this.#defaults.tokenFile;
+      tokenSource = FILE_SOURCE;
+      token = await this.#token(tokenSource, (previous) => fileTokenOr(file, previous, this.#logger));
+    } else {
+      token = this.#defaults.token ?? '';
     }
     const id = `${verdict.url}\n${token}`;
     let client = this.#clients.get(id);
@@ -91,12 +150,19 @@ export class SidecarClients {
       client = new SidecarClient({ baseUrl: verdict.url, token });
       this.#clients.set(id, client);
     }
-    return secret === undefined ? { kind: 'client', client, url: verdict.url } : { kind: 'client', client, url: verdict.url, secret };
+    return tokenSource === undefined ? { kind: 'client', client, url: verdict.url } : { kind: 'client', client, url: verdict.url, tokenSource };
   }
 
-  /** The sidecar refused the token of this Secret (401): read it again next time (it may have been rotated). */
-  forgetSecret(secret: string): void {
-    this.#tokens.delete(secret);
+  /**
+   * After a failed call to a resolved sidecar: a 401 to a token read from a Secret or the token file
+   * makes it read again at the next look (it may have been rotated). A fixed token stays as it is.
+   */
+  forgetRefusedToken(resolved: SidecarResolution, error: unknown): void {
+    if (resolved.kind !== 'client' || resolved.tokenSource === undefined) return;
+    if (!(error instanceof SidecarProblemError && error.status === 401)) return;
+    const cached = this.#tokens.get(resolved.tokenSource);
+    // Kept, not deleted: the operator-wide token file falls back on it when it cannot be read.
+    if (cached !== undefined) cached.readAt = Number.NEGATIVE_INFINITY;
   }
 
   async close(): Promise<void> {
@@ -104,17 +170,22 @@ export class SidecarClients {
     this.#clients.clear();
   }
 
-  async #secretToken(namespace: string, name: string, key: string): Promise<string> {
-    const id = `${namespace}/${name}/${key}`;
-    const cached = this.#tokens.get(id);
+  /** The cached token of a source while younger than SECRET_TOKEN_MAX_AGE_MS (and not forgotten), else `read` (given the one cached). */
+  async #token(source: string, read: (previous: string | undefined) => string | Promise<string>): Promise<string> {
+    const cached = this.#tokens.get(source);
     if (cached !== undefined && this.#now() - cached.readAt < SECRET_TOKEN_MAX_AGE_MS) return cached.token;
+    const token = await read(cached?.token);
+    this.#tokens.set(source, { token, readAt: this.#now() });
+    return token;
+  }
+
+  async #secretToken(namespace: string, name: string, key: string): Promise<string> {
     // Only ever the CR's own namespace: a CR cannot make the operator read another tenant's Secret.
     const read = await this.#transport.get<KubeObject & { data?: Record<string, string> }>(SECRETS, namespace, name);
     const encoded = read.data?.[key];
     if (encoded === undefined) throw new SidecarSecretError(`Secret ${namespace}/${name} has no key "${key}"`);
     const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
     if (token === '') throw new SidecarSecretError(`key "${key}" of Secret ${namespace}/${name} is empty`);
-    this.#tokens.set(id, { token, readAt: this.#now() });
     return token;
   }
 }

@@ -10,11 +10,15 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
  * `okt run` for the database graph as a real child process (so it can be killed with SIGKILL), against
- * this run's control plane unless `kubeconfigPath` names another.
+ * this run's control plane unless `kubeconfigPath` names another. Its --sidecar-token-file holds
+ * `token`, or is `tokenFile` when given (a file the test may rotate).
  */
-export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
-  const tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(tokenFile, options.token);
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
+  let tokenFile = options.tokenFile;
+  if (tokenFile === undefined) {
+    tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(tokenFile, options.token);
+  }
   const args = [
     path.join(REPO, 'bin/okt.js'), 'run', '--graph', path.join(REPO, 'graphs/database.ts'),
     '--group', DATABASES.group, '--version', DATABASES.version, '--kind', DATABASES.kind,
