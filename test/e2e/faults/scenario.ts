@@ -133,6 +133,9 @@ export interface RunTally {
   reruns: number;
   /** Failed actions run again through spec.retry. */
   retried: number;
+  /** Times the sidecar ended by itself on a full journal disk (exit 4), and operator connections black-holed. */
+  diskFullExits: number;
+  blackHoledConnections: number;
   /** CRs deleted after the walk and driven down their default path; CRs abandoned in a torn-down namespace. */
   deleted: number;
   abandoned: number;
@@ -244,7 +247,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const runs = sidecar.runs();
     const tally: RunTally = {
       runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, nonIdempotentRuns: scenario.idempotent ? 0 : 1, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
-      forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
+      forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, diskFullExits: sidecar.diskFullExits, blackHoledConnections: network?.blackHoled ?? 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
       walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
     };
