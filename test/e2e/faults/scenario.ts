@@ -101,9 +101,11 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
       const faultOf = (kind: FaultKind) =>
         fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
-      // Every kind at least once per run, then more of any kind.
+      // Every kind at least once per run, then more of any kind but these: a teardown happens once, and
+      // each silent network costs the operator a request timeout (30 s), which would outlast the walk.
+      const repeatable = bounds.kinds.filter((k) => k !== 'teardown' && k !== 'silent-network');
       const faults = fc
-        .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...bounds.kinds).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
+        .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
       return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), faults });
     });
