@@ -94,7 +94,7 @@ describe('events the sidecar observed', () => {
     expect(sim.status).toMatchObject({ observedEpoch: 'epoch-2', observedSequence: 1 });
   });
 
-  test('an event observed while paused, while the outbox is full or while an action failed is offered again later', () => {
+  test('an event observed while paused or while the outbox is full is offered again later', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.settle();
     sim.setSpec({ paused: true });
