@@ -4,7 +4,6 @@
 // Every answer carries the sidecar's epoch (header okt-sidecar-epoch; problems, operations and
 // observations in their body too), so that the operator can tell a sidecar that forgot.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -21,6 +20,7 @@ import {
   StartOperationRequestSchema,
   type Problem,
 } from '../src/sidecar-client/protocol.ts';
+import { readTokenFile, SidecarTokenError } from '../src/sidecar-client/token-file.ts';
 import { answerClientError } from '../src/net/client-error.ts';
 import { formatIssues, type SidecarConfig } from './config.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -39,19 +39,11 @@ export interface RunningSidecar {
   close(): Promise<void>;
 }
 
-export class SidecarTokenError extends Error {
-  override name = 'SidecarTokenError';
-}
+export { SidecarTokenError };
 
+/** The token requests must carry; a short one is refused (a guessable token is no protection). */
 export function readToken(file: string): string {
-  let token: string;
-  try {
-    token = readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new SidecarTokenError(`cannot read the token file ${file}: ${(error as Error).message}`);
-  }
-  if (token.length < 16) throw new SidecarTokenError(`the token in ${file} is shorter than 16 characters`);
-  return token;
+  return readTokenFile(file, 16);
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

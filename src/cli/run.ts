@@ -2,7 +2,8 @@
 import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
 import { parseShard, type Shard } from '../controller/lifecycle/shard.ts';
-import { readTokenFile, type SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
+import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
+import { readTokenFile } from '../sidecar-client/token-file.ts';
 import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';

@@ -30,3 +30,4 @@ export {
   type Reason,
   type StartOperationRequest,
 } from './protocol.ts';
+export { SidecarTokenError, readTokenFile } from './token-file.ts';

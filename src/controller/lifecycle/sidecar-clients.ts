@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { LifecycleSpec } from '../../kube/lifecycle-resource.ts';
 import type { KubeObject, KubeTransport } from '../../kube/transport/index.ts';
-import { SidecarClient, SidecarProblemError } from '../../sidecar-client/index.ts';
+import { readTokenFile, SidecarClient, SidecarProblemError } from '../../sidecar-client/index.ts';
 import { classifySecretFailure, notAllowedRefusal, SidecarSecretError } from './error-policy.ts';
 import { SidecarUrlPolicy } from './sidecar-policy.ts';
 import type { SidecarRefusal } from './step.ts';
@@ -51,21 +50,6 @@ export type SidecarResolution =
 
 /** The id, among token sources, of the operator-wide token file (a Secret's is `namespace/name/key`: no colon). */
 const FILE_SOURCE = 'file:';
-
-/**
- * The operator-wide token in `file`, trimmed. Throws, naming the file, when it cannot be read or is
- * empty. Cheap enough to call once a minute: one small read, no watcher.
- */
-export function readTokenFile(file: string): string {
-  let token: string;
-  try {
-    token = readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new Error(`cannot read the sidecar token file ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-  if (token === '') throw new Error(`the sidecar token file ${file} is empty`);
-  return token;
-}
 
 /**
  * The operator-wide token file read again; when it cannot be read or is empty (the kubelet swaps the
