@@ -6,22 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JournalState, KEPT_OBSERVED_EVENTS } from '../../sidecar/journal-state.ts';
 import { readJournalFile, type JournalRecord } from '../../sidecar/journal.ts';
 import type { Operation } from '../../src/sidecar-client/protocol.ts';
+import { acceptedOperation, FIXTURE_TIME } from '../fixtures/journal-records.ts';
 
-const at = '2026-01-01T00:00:00.000Z';
-const op = (id: string, extra: Partial<Operation> = {}): Operation => ({
-  id,
-  epoch: 'e',
-  graph: 'demo',
-  node: 'Run',
-  params: {},
-  phase: 'Pending',
-  events: [],
-  message: 'accepted',
-  createdAt: at,
-  attempts: 0,
-  outputTail: [],
-  ...extra,
-});
+const at = FIXTURE_TIME;
+const op = acceptedOperation;
 const finished = (id: string): JournalRecord => ({
   type: 'finished',
   operation: op(id, { phase: 'Succeeded', reason: 'Completed', events: ['Next'], outputTail: [`out of ${id}`], finishedAt: at }),

@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJournalFile } from '../../../sidecar/journal.ts';
 import { EPOCH_HEADER, SidecarClient, SidecarProblemError, type Operation } from '../../../src/sidecar-client/index.ts';
+import { acceptedOperation, FIXTURE_TIME } from '../../fixtures/journal-records.ts';
 import { TOKEN, alive, baseConfig, eventually, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
 
 const sh = (script: string) => ({ argv: ['sh', '-c', script] });
@@ -180,21 +181,8 @@ describe('unreadable lines in the journal', () => {
   it('are skipped and counted wherever they are; the sidecar starts and knows the other operations', async () => {
     const dir = makeDir();
     const epoch = 'kept-epoch-torn';
-    const at = '2026-01-01T00:00:00.000Z';
-    const op = (id: string, extra: Record<string, unknown> = {}) => ({
-      id,
-      epoch,
-      graph: 'demo',
-      node: 'Count',
-      params: {},
-      phase: 'Pending',
-      events: [],
-      message: 'accepted',
-      createdAt: at,
-      attempts: 0,
-      outputTail: [],
-      ...extra,
-    });
+    const at = FIXTURE_TIME;
+    const op = (id: string, extra: Partial<Operation> = {}) => acceptedOperation(id, { epoch, node: 'Count', ...extra });
     const finished = (id: string) =>
       JSON.stringify({ type: 'finished', operation: op(id, { phase: 'Succeeded', reason: 'Completed', message: 'done', attempts: 1, finishedAt: at }) });
     const lines = [
