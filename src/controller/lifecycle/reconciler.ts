@@ -21,6 +21,7 @@ import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
+  DEFAULT_TEARDOWN_GRACE_MS,
   REASONS,
   STALLED,
   step,
@@ -209,7 +210,6 @@ export class LifecycleController {
     const events = this.#options.events;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
     if (stored?.outbox) events?.offer(resource, stored.outbox);
-    const client = resolved.kind === 'client' ? resolved.client : undefined;
 
     const sidecar = await this.#sidecarView(resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
@@ -226,7 +226,7 @@ export class LifecycleController {
       delivered: events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER,
       now: new Date().toISOString(),
       outboxLimit: this.#options.outboxLimit ?? 64,
-      teardownGraceMs: this.#options.teardownGraceMs ?? 60_000,
+      teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
       ...(refusal === undefined ? {} : { startRefused: refusal }),
       ...deliveryProblem(events, uid),
     });
@@ -247,17 +247,17 @@ export class LifecycleController {
       if ('outbox' in effects.status && effects.status.outbox) this.#options.events?.offer(resource, effects.status.outbox);
     }
     const start = effects.startOperation;
-    if (start !== undefined && client !== undefined) {
+    if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
       try {
         const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
         if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
-        await client.startOperation(start.id, params);
+        await resolved.client.startOperation(start.id, params);
         this.#refusals.delete(key);
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
       } catch (error) {
         this.#sidecars.forgetRefusedToken(resolved, error);
-        const policy = classifyStartFailure(error, start, resolved.kind === 'client' ? resolved.url : '', resolved.kind === 'client' && resolved.tokenSource !== undefined);
+        const policy = classifyStartFailure(error, start, resolved.url, resolved.tokenSource !== undefined);
         if (policy.kind === 'retry') throw error;
         // Said on the CR by the next step, which tries the start again after the refusal's delay.
         const known = this.#refusals.get(key);
