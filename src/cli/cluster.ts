@@ -15,9 +15,10 @@ export function clusterCommand(): Command {
   cluster
     .command('provision')
     .description('Install etcd and build kube-apiserver once into the okt cache (Debian-like machine, as root)')
-    .action(() =>
+    .option('--node', 'also what a node needs: kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd, CNI, buildah', false)
+    .action((flags: { node: boolean }) =>
       fail(async () => {
-        const binaries = await provision();
+        const binaries = await provision({ node: flags.node });
         process.stdout.write(`etcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\n`);
       }),
     );

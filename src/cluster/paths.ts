@@ -8,8 +8,17 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export function apiserverBinaryPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(cacheDir(env), 'bin', 'kube-apiserver');
+  return kubeBinaryPath('kube-apiserver', env);
 }
+
+/** A Kubernetes binary okt built from Debian's source package and cached. */
+export function kubeBinaryPath(name: KubeBinary, env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), 'bin', name);
+}
+
+/** The binaries of the node's components, built with kube-apiserver in one make when a node is asked for. */
+export const NODE_KUBE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
+export type KubeBinary = 'kube-apiserver' | (typeof NODE_KUBE_BINARIES)[number];
 
 export function provisionLogPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'provision.log');

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { apiserverBinaryPath, cacheDir, provisionLogPath } from './paths.ts';
+import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, provisionLogPath, type KubeBinary } from './paths.ts';
 import { acquireLock } from './lock.ts';
 import { CommandError, runLogged, which } from './run.ts';
 
@@ -30,6 +30,11 @@ export interface Binaries {
 }
 
 export interface ProvisionOptions {
+  /**
+   * Also what a node needs: kube-controller-manager, kube-scheduler, kubelet and kube-proxy (built in
+   * the same make as kube-apiserver) and Debian's containerd, runc, CNI plugins, iptables, buildah.
+   */
+  node?: boolean;
   /** One line per step, for humans. Default: stderr. */
   progress?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -38,6 +43,19 @@ export interface ProvisionOptions {
 const SYSTEM_DIRS = ['/usr/bin', '/usr/local/bin', '/usr/sbin'];
 const REFLECT2_FIXED = '/usr/share/gocode/src/github.com/modern-go/reflect2';
 const RUNTIME_PACKAGES = ['etcd-server'];
+/** What a node runs on (and builds images with), from Debian alone; see ../shared/reference/real-node.md. */
+const NODE_PACKAGES = [
+  'containerd',
+  'runc',
+  'containernetworking-plugins',
+  'iptables',
+  'conntrack',
+  'iproute2',
+  'buildah',
+  'debootstrap',
+  'gcc',
+  'libc6-dev',
+];
 const BUILD_PACKAGES = [
   'golang-go',
   'golang-github-modern-go-reflect2-dev',
@@ -55,6 +73,23 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | u
   return etcd && existsSync(kubeApiserver) ? { etcd, kubeApiserver } : undefined;
 }
 
+function kubeBinariesWanted(node: boolean): KubeBinary[] {
+  return node ? ['kube-apiserver', ...NODE_KUBE_BINARIES] : ['kube-apiserver'];
+}
+
+function missingKubeBinaries(node: boolean, env: NodeJS.ProcessEnv): KubeBinary[] {
+  return kubeBinariesWanted(node).filter((name) => !existsSync(kubeBinaryPath(name, env)));
+}
+
+/** Whether everything a node needs is provisioned (binaries cached, packages installed). */
+export function isNodeProvisioned(env: NodeJS.ProcessEnv = process.env): boolean {
+  return findBinaries(env) !== undefined && missingKubeBinaries(true, env).length === 0 && NODE_PACKAGES.every(isInstalled);
+}
+
+function isProvisioned(node: boolean, env: NodeJS.ProcessEnv): boolean {
+  return node ? isNodeProvisioned(env) : findBinaries(env) !== undefined;
+}
+
 /**
  * Make etcd and kube-apiserver available: install Debian's etcd-server, and build kube-apiserver once
  * from Debian's `kubernetes` source package into the okt cache. A second call returns at once.
@@ -62,11 +97,12 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | u
 export async function provision(options: ProvisionOptions = {}): Promise<Binaries> {
   const env = options.env ?? process.env;
   const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const ready = findBinaries(env);
-  if (ready) return ready;
+  const node = options.node ?? false;
+  if (isProvisioned(node, env)) return findBinaries(env)!;
 
-  const needsBuild = !existsSync(apiserverBinaryPath(env));
-  const packages = [...RUNTIME_PACKAGES, ...(needsBuild ? BUILD_PACKAGES : [])];
+  const toBuild = missingKubeBinaries(node, env);
+  const needsBuild = toBuild.length > 0;
+  const packages = [...RUNTIME_PACKAGES, ...(node ? NODE_PACKAGES : []), ...(needsBuild ? BUILD_PACKAGES : [])];
   refuseUnlessAble(env);
 
   mkdirSync(cacheDir(env), { recursive: true });
@@ -74,11 +110,10 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
     progress(`okt cluster: another provisioning (pid ${pid}) is running; waiting for it`),
   );
   try {
-    const again = findBinaries(env);
-    if (again) return again;
+    if (isProvisioned(node, env)) return findBinaries(env)!;
     const logPath = provisionLogPath(env);
     writeFileSync(logPath, `okt provisioning started ${new Date().toISOString()}\n`);
-    progress(`okt cluster: provisioning a control plane (log: ${logPath})`);
+    progress(`okt cluster: provisioning a control plane${node ? ' and a node' : ''} (log: ${logPath})`);
     const steps = new Steps(progress, needsBuild ? 7 : 2);
     try {
       const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -96,7 +131,7 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
       } else {
         steps.skip('apt packages already installed');
       }
-      if (needsBuild) await buildApiserver(steps, logPath, env);
+      if (needsBuild) await buildKubernetes(toBuild, steps, logPath, env);
     } catch (error) {
       if (error instanceof CommandError) {
         throw new ProvisionError(
@@ -107,14 +142,15 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
     }
     const binaries = findBinaries(env);
     if (!binaries) throw new ProvisionError(`provisioning finished but etcd or ${apiserverBinaryPath(env)} is missing`);
-    progress(`okt cluster: control plane ready to start (${steps.totalSeconds()} s)`);
+    progress(`okt cluster: control plane${node ? ' and node' : ''} ready to start (${steps.totalSeconds()} s)`);
     return binaries;
   } finally {
     release();
   }
 }
 
-async function buildApiserver(steps: Steps, logPath: string, env: NodeJS.ProcessEnv): Promise<void> {
+/** One make of every binary that is missing (a second make would compile the shared packages again). */
+async function buildKubernetes(names: readonly KubeBinary[], steps: Steps, logPath: string, env: NodeJS.ProcessEnv): Promise<void> {
   const buildDir = join(cacheDir(env), 'build');
   rmSync(buildDir, { recursive: true, force: true });
   mkdirSync(buildDir, { recursive: true });
@@ -148,13 +184,16 @@ async function buildApiserver(steps: Steps, logPath: string, env: NodeJS.Process
     KUBE_GIT_VERSION: `v${upstream}`,
     KUBE_GIT_TREE_STATE: 'clean',
   };
-  await steps.run('building kube-apiserver (about 4-8 minutes on 2 cores)', () =>
-    runLogged('make', ['WHAT=cmd/kube-apiserver'], { cwd: linked, env: buildEnv, logPath }),
+  await steps.run(`building ${names.join(', ')} (about 4-8 minutes on 2 cores)`, () =>
+    runLogged('make', [`WHAT=${names.map((name) => `cmd/${name}`).join(' ')}`], { cwd: linked, env: buildEnv, logPath }),
   );
-  await steps.run('caching the binary', async () => {
-    const built = join(sourceDir, '_output', 'bin', 'kube-apiserver');
-    if (!existsSync(built)) throw new ProvisionError(`make succeeded but ${built} is missing`);
-    installAtomically(built, apiserverBinaryPath(env));
+  await steps.run(names.length === 1 ? 'caching the binary' : 'caching the binaries', async () => {
+    for (const name of names) {
+      const built = join(sourceDir, '_output', 'bin', name);
+      if (!existsSync(built)) throw new ProvisionError(`make succeeded but ${built} is missing`);
+      installAtomically(built, kubeBinaryPath(name, env));
+    }
+    // The build keeps its own Go cache (2.6 GB) inside the tree: it goes with it.
     rmSync(buildDir, { recursive: true, force: true });
   });
 }
