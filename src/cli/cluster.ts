@@ -6,6 +6,7 @@ import {
   provision,
   readLocalState,
   isLocalClusterUp,
+  describeCleanup,
 } from '../cluster/index.ts';
 
 /** `okt cluster provision|up|env|down`: a local etcd + kube-apiserver for tests and the demo. */
@@ -26,14 +27,17 @@ export function clusterCommand(): Command {
   cluster
     .command('up')
     .description('Start the control plane (provisioning first if needed) and leave it running')
-    .action(() =>
+    .option('--node', 'also a real node that runs Pods (containerd, kubelet, kube-proxy, controllers); changes host kernel settings and firewall rules until `down`', false)
+    .action((flags: { node: boolean }) =>
       fail(async () => {
-        const result = await localClusterUp();
+        const result = await localClusterUp({ node: flags.node, progress: (line) => process.stderr.write(`${line}\n`) });
         const { state } = result;
-        const pids = state.processes.map((p) => `${p.name} ${p.pid}`).join(', ');
+        const pids = [...state.processes, ...(state.node?.processes ?? [])].map((p) => `${p.name} ${p.pid}`).join(', ');
         process.stdout.write(
           (result.kind === 'already-up' ? 'Control plane already up' : `Control plane up (ready ${(result.readyAfterMs / 1000).toFixed(1)} s after start)`) +
-            ` at ${state.server} (${pids})\nkubeconfig: ${state.kubeconfigPath}\n` +
+            ` at ${state.server} (${pids})\n` +
+            (state.node ? `Node ${state.node.name} Ready at ${state.node.address} (kubectl get nodes)\n` : '') +
+            `kubeconfig: ${state.kubeconfigPath}\n` +
             'Use it with: eval "$(npx okt cluster env)"; stop it with: npx okt cluster down\n',
         );
       }),
@@ -54,11 +58,12 @@ export function clusterCommand(): Command {
 
   cluster
     .command('down')
-    .description('Stop the processes `okt cluster up` started and remove their data dir')
+    .description('Stop the processes `okt cluster up` started, remove their data dir, and put back the host settings a node changed')
     .action(() =>
       fail(async () => {
-        const stopped = await localClusterDown();
-        process.stdout.write(stopped ? `Control plane at ${stopped.server} stopped; ${stopped.dataDir} removed\n` : 'No control plane is up\n');
+        const { state, cleanup } = await localClusterDown();
+        process.stdout.write(state ? `Control plane at ${state.server} stopped; ${state.dataDir} removed\n` : 'No control plane is up\n');
+        if (cleanup) process.stdout.write(`Node stopped, host put back: ${describeCleanup(cleanup)}\n`);
       }),
     );
 

@@ -6,9 +6,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
 import { cleanupOnExit } from './exit-guard.ts';
 import { killAndWait, killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
+import { primaryIPv4 } from './host.ts';
+import { NODE_NAME, startNode, stopNode, stopNodeNow, type NodeCleanup, type RunningNode } from './node.ts';
+import { KUBERNETES_SERVICE_IP, SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess } from './node-access.ts';
+import { writeClusterPki } from './pki.ts';
 import { findBinaries, provision, type Binaries } from './provision.ts';
 import { tailOf } from './run.ts';
 
@@ -22,6 +25,10 @@ export interface ControlPlane {
   /** Temporary directory holding etcd's data, certificates, keys, logs and the kubeconfig. */
   readonly dataDir: string;
   readonly processes: readonly ProcessRecord[];
+  /** Present when started for a node: the CA, and a token per node component. */
+  readonly forNode?: NodeAccess;
+  /** The node, when started with `node: true`. */
+  readonly node?: RunningNode;
   /** From launching etcd to the first 200 from /readyz. */
   readonly readyAfterMs: number;
   /** Stop both processes (only if they are still the ones started) and remove the data dir. */
@@ -46,13 +53,22 @@ export interface StartOptions {
   /** How long to wait for /readyz. Default 60 s. */
   readyTimeoutMs?: number;
   progress?: (line: string) => void;
+  /**
+   * Start a real node too (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler).
+   * The API server then listens on the host's primary address (Pods cannot reach its loopback through
+   * the `kubernetes` Service) with a CA-signed certificate, the Node authorizer, and a token per
+   * component. It changes the host's kernel settings and firewall: only where asked. Default false.
+   */
+  node?: boolean;
 }
+
 
 /** Where a control plane started by `startControlPlane` keeps each of its parts. */
 export function controlPlaneLayout(dataDir: string) {
   return {
     etcdData: join(dataDir, 'etcd'),
     certs: join(dataDir, 'certs'),
+    pki: join(dataDir, 'pki'),
     tokens: join(dataDir, 'tokens.csv'),
     serviceAccountKey: join(dataDir, 'sa.key'),
     serviceAccountPub: join(dataDir, 'sa.pub'),
@@ -64,12 +80,15 @@ export function controlPlaneLayout(dataDir: string) {
 
 /** Start etcd and kube-apiserver on free loopback ports and wait until the API server is ready. */
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
-  const binaries = options.provision === false ? requireBinaries() : await provision({ progress: options.progress });
+  const withNode = options.node ?? false;
+  const binaries = options.provision === false ? requireBinaries() : await provision({ progress: options.progress, node: withNode });
   const dataDir = mkdtempSync(join(tmpdir(), 'okt-cluster-'));
   const layout = controlPlaneLayout(dataDir);
   const started: ProcessRecord[] = [];
+  let node: RunningNode | undefined;
   const stopNow = () => {
     disarm();
+    if (node) stopNodeNow(node.processes);
     for (const record of [...started].reverse()) killNow(record);
     // Retries: a just-killed etcd may still be closing files in there.
     rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
@@ -79,9 +98,11 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   try {
     const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
     const token = randomBytes(24).toString('hex');
-    const server = `https://127.0.0.1:${apiPort}`;
-    writeSecrets(layout, token);
-    writeKubeconfig(layout.kubeconfig, server, token);
+    const address = withNode ? primaryIPv4() : '127.0.0.1';
+    const server = `https://${address}:${apiPort}`;
+    const forNode = withNode ? nodeAccess({ address, nodeName: NODE_NAME, server }, layout) : undefined;
+    writeSecrets(layout, token, forNode);
+    writeKubeconfig(layout.kubeconfig, server, { token, caCert: forNode?.pki.caCert });
 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const launchedAt = Date.now();
@@ -97,32 +118,47 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     );
     const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--secure-port=${apiPort}`,
       '--insecure-port=0',
       `--cert-dir=${layout.certs}`,
       `--token-auth-file=${layout.tokens}`,
-      '--authorization-mode=RBAC',
       '--service-account-issuer=https://kubernetes.default.svc',
       `--service-account-key-file=${layout.serviceAccountPub}`,
       `--service-account-signing-key-file=${layout.serviceAccountKey}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--enable-admission-plugins=NamespaceLifecycle',
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      ...(forNode
+        ? [
+            `--tls-cert-file=${forNode.pki.apiserverCert}`,
+            `--tls-private-key-file=${forNode.pki.apiserverKey}`,
+            `--client-ca-file=${forNode.pki.caCert}`,
+            `--kubelet-client-certificate=${forNode.pki.kubeletClientCert}`,
+            `--kubelet-client-key=${forNode.pki.kubeletClientKey}`,
+            '--authorization-mode=Node,RBAC',
+            '--enable-admission-plugins=NamespaceLifecycle,NodeRestriction',
+            '--allow-privileged=true',
+          ]
+        : ['--authorization-mode=RBAC', '--enable-admission-plugins=NamespaceLifecycle']),
     ];
     const launchApiServer = () => launch('kube-apiserver', binaries.kubeApiserver, apiserverArgs, layout.certs, layout.apiserverLog, options.detached ?? false);
     started.push(launchApiServer());
     await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
+    if (forNode) {
+      node = await startNode(forNode, { server, adminToken: token, detached: options.detached ?? false, progress: options.progress });
+    }
     return {
       kubeconfigPath: layout.kubeconfig,
       server,
       token,
       dataDir,
       processes: started,
+      ...(forNode ? { forNode } : {}),
+      ...(node ? { node } : {}),
       readyAfterMs: Date.now() - launchedAt,
       stop: async () => {
         disarm();
-        await stopControlPlane({ dataDir, processes: started });
+        await stopControlPlane({ dataDir, processes: started, ...(node ? { nodeProcesses: node.processes } : {}) });
       },
       stopNow,
       restartApiServer: async ({ downMs = 0 } = {}) => {
@@ -149,11 +185,20 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   }
 }
 
-/** Stop what a control plane started (possibly by another process: `okt cluster down`). */
-export async function stopControlPlane(plane: { dataDir: string; processes: readonly ProcessRecord[] }): Promise<void> {
-  // The API server first, so it does not log a storm of etcd errors on its way down.
+/**
+ * Stop what a control plane started (possibly by another process: `okt cluster down`): its node first
+ * (which puts the host back as it was), then the API server, so it does not log a storm of etcd errors
+ * on its way down, then etcd. Returns what the node's stop cleaned, when there was a node.
+ */
+export async function stopControlPlane(plane: {
+  dataDir: string;
+  processes: readonly ProcessRecord[];
+  nodeProcesses?: readonly ProcessRecord[] | undefined;
+}): Promise<NodeCleanup | undefined> {
+  const cleanup = plane.nodeProcesses ? await stopNode(plane.nodeProcesses) : undefined;
   for (const record of [...plane.processes].reverse()) await stopProcess(record);
   rmSync(plane.dataDir, { recursive: true, force: true });
+  return cleanup;
 }
 
 function requireBinaries(): Binaries {
@@ -176,10 +221,32 @@ function launch(name: string, executable: string, args: string[], marker: string
   }
 }
 
-function writeSecrets(layout: ReturnType<typeof controlPlaneLayout>, token: string): void {
+function nodeAccess(node: { address: string; nodeName: string; server: string }, layout: ReturnType<typeof controlPlaneLayout>): NodeAccess {
+  const newToken = () => randomBytes(24).toString('hex');
+  return {
+    ...node,
+    pki: writeClusterPki(layout.pki, { address: node.address, kubernetesServiceIp: KUBERNETES_SERVICE_IP }),
+    serviceAccountKey: layout.serviceAccountKey,
+    tokens: { 'kube-controller-manager': newToken(), 'kube-scheduler': newToken(), kubelet: newToken(), 'kube-proxy': newToken() },
+  };
+}
+
+/** token,user,uid,"groups": the identities Kubernetes' bootstrap roles and the Node authorizer know. */
+function componentTokenLines(node: NodeAccess): string[] {
+  const { tokens } = node;
+  return [
+    `${tokens['kube-controller-manager']},system:kube-controller-manager,okt-kcm`,
+    `${tokens['kube-scheduler']},system:kube-scheduler,okt-scheduler`,
+    `${tokens.kubelet},system:node:${node.nodeName},okt-kubelet,"system:nodes"`,
+    `${tokens['kube-proxy']},system:kube-proxy,okt-proxy`,
+  ];
+}
+
+function writeSecrets(layout: ReturnType<typeof controlPlaneLayout>, token: string, node: NodeAccess | undefined): void {
   mkdirSync(layout.certs, { recursive: true, mode: 0o700 });
   mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
-  writeFileSync(layout.tokens, `${token},admin,1,"system:masters"\n`, { mode: 0o600 });
+  const lines = [`${token},admin,1,"system:masters"`, ...(node ? componentTokenLines(node) : [])];
+  writeFileSync(layout.tokens, lines.join('\n') + '\n', { mode: 0o600 });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -189,18 +256,6 @@ function writeSecrets(layout: ReturnType<typeof controlPlaneLayout>, token: stri
   writeFileSync(layout.serviceAccountPub, publicKey);
 }
 
-/** Loopback only, so skipping TLS verification of the self-signed serving certificate is fine. */
-function writeKubeconfig(path: string, server: string, token: string): void {
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'okt', cluster: { server, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'okt-admin', user: { token } }],
-    contexts: [{ name: 'okt', context: { cluster: 'okt', user: 'okt-admin', namespace: 'default' } }],
-    'current-context': 'okt',
-  };
-  writeFileSync(path, stringify(config), { mode: 0o600 });
-}
 
 
 /** GET /readyz with the token: the HTTP status, or undefined when nothing answers yet. */

@@ -12,3 +12,5 @@ export {
 } from './local.ts';
 export { cacheDir, apiserverBinaryPath, provisionLogPath } from './paths.ts';
 export type { ProcessRecord } from './processes.ts';
+export { describeCleanup, repairNodeHost, NODE_NAME, type NodeCleanup, type RunningNode } from './node.ts';
+export { nodeContainerdSocket } from './paths.ts';

@@ -3,9 +3,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { readyzStatus, startControlPlane, stopControlPlane, type StartOptions } from './control-plane.ts';
 import { clusterStateDir } from './paths.ts';
+import { repairNodeHost, type NodeCleanup } from './node.ts';
 import { isStillOurs } from './processes.ts';
 
 // The one control plane per user that `okt cluster up` leaves running and `okt cluster down` stops.
+
+const ProcessRecordSchema = z.object({ name: z.string(), pid: z.number().int().positive(), executable: z.string(), marker: z.string() });
 
 const LocalClusterState = z.object({
   kubeconfigPath: z.string(),
@@ -13,7 +16,9 @@ const LocalClusterState = z.object({
   token: z.string(),
   dataDir: z.string(),
   startedAt: z.string(),
-  processes: z.array(z.object({ name: z.string(), pid: z.number().int().positive(), executable: z.string(), marker: z.string() })),
+  processes: z.array(ProcessRecordSchema),
+  /** The node's components, when started with `--node`. */
+  node: z.object({ name: z.string(), address: z.string(), processes: z.array(ProcessRecordSchema) }).optional(),
 });
 export type LocalClusterState = z.infer<typeof LocalClusterState>;
 
@@ -36,17 +41,23 @@ function writeLocalState(state: LocalClusterState, env: NodeJS.ProcessEnv): void
   renameSync(`${path}.partial`, path);
 }
 
-/** Whether the recorded control plane still runs (both processes are ours) and answers /readyz. */
+/** Whether the recorded control plane (and node) still runs (every process is ours) and answers /readyz. */
 export async function isLocalClusterUp(state: LocalClusterState): Promise<boolean> {
-  return state.processes.every(isStillOurs) && (await readyzStatus(state.server, state.token)) === 200;
+  const processes = [...state.processes, ...(state.node?.processes ?? [])];
+  return processes.every(isStillOurs) && (await readyzStatus(state.server, state.token)) === 200;
 }
 
 export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind: 'started'; state: LocalClusterState; readyAfterMs: number };
 
-/** Start the user's control plane, detached, unless it is already up. */
-export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
+/** Start the user's control plane (and node), detached, unless it is already up. */
+export async function localClusterUp(options: Pick<StartOptions, 'progress' | 'node'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
   const previous = readLocalState(env);
-  if (previous && (await isLocalClusterUp(previous))) return { kind: 'already-up', state: previous };
+  if (previous && (await isLocalClusterUp(previous))) {
+    if (options.node && !previous.node) {
+      throw new Error('a control plane without a node is up: stop it with `npx okt cluster down`, then run `npx okt cluster up --node`');
+    }
+    return { kind: 'already-up', state: previous };
+  }
   if (previous) await localClusterDown(env); // half dead: clean up what is left
   const plane = await startControlPlane({ ...options, detached: true });
   const state: LocalClusterState = {
@@ -56,6 +67,7 @@ export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {
     dataDir: plane.dataDir,
     startedAt: new Date().toISOString(),
     processes: [...plane.processes],
+    ...(plane.node ? { node: { name: plane.node.name, address: plane.node.address, processes: [...plane.node.processes] } } : {}),
   };
   try {
     writeLocalState(state, env);
@@ -66,13 +78,23 @@ export async function localClusterUp(options: Pick<StartOptions, 'progress'> = {
   return { kind: 'started', state, readyAfterMs: plane.readyAfterMs };
 }
 
-/** Stop the user's control plane; returns what was stopped, or undefined when none was recorded. */
-export async function localClusterDown(env: NodeJS.ProcessEnv = process.env): Promise<LocalClusterState | undefined> {
+export interface DownResult {
+  /** What was recorded as running, if anything. */
+  state?: LocalClusterState;
+  /** What the node's stop (or the repair of a crashed node) put back on the host. */
+  cleanup?: NodeCleanup;
+}
+
+/** Stop the user's control plane and node, and put back what a crashed node left on the host. */
+export async function localClusterDown(env: NodeJS.ProcessEnv = process.env): Promise<DownResult> {
   const state = readLocalState(env);
-  if (!state) return undefined;
-  await stopControlPlane(state);
+  if (!state) {
+    const cleanup = repairNodeHost();
+    return cleanup ? { cleanup } : {};
+  }
+  const cleanup = await stopControlPlane({ ...state, nodeProcesses: state.node?.processes });
   rmSync(localStatePath(env), { force: true });
-  return state;
+  return cleanup ? { state, cleanup } : { state };
 }
 
 /** `export KUBECONFIG='…'`, quoted for POSIX shells. */

@@ -18,7 +18,9 @@ export function kubeBinaryPath(name: KubeBinary, env: NodeJS.ProcessEnv = proces
 
 /** The binaries of the node's components, built with kube-apiserver in one make when a node is asked for. */
 export const NODE_KUBE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
-export type KubeBinary = 'kube-apiserver' | (typeof NODE_KUBE_BINARIES)[number];
+/** The pause image's program (build/pause/linux/pause.c of the same source), compiled static. */
+export const PAUSE_BINARY = 'pause';
+export type KubeBinary = 'kube-apiserver' | (typeof NODE_KUBE_BINARIES)[number] | typeof PAUSE_BINARY;
 
 export function provisionLogPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'provision.log');
@@ -27,4 +29,13 @@ export function provisionLogPath(env: NodeJS.ProcessEnv = process.env): string {
 /** State of the control plane started by `okt cluster up` (one per user). */
 export function clusterStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'cluster');
+}
+
+/** A node's directories: fixed, because only one node runs per host (its ports and bridge are fixed too). */
+export const NODE_DATA_DIR = '/var/lib/okt-node';
+export const NODE_RUN_DIR = '/run/okt-node';
+
+/** The node's containerd (its own socket: another containerd on the host is never touched). */
+export function nodeContainerdSocket(): string {
+  return `${NODE_RUN_DIR}/containerd/containerd.sock`;
 }

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, provisionLogPath, type KubeBinary } from './paths.ts';
+import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, PAUSE_BINARY, provisionLogPath, type KubeBinary } from './paths.ts';
 import { acquireLock } from './lock.ts';
 import { CommandError, runLogged, which } from './run.ts';
 
@@ -74,7 +74,7 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | u
 }
 
 function kubeBinariesWanted(node: boolean): KubeBinary[] {
-  return node ? ['kube-apiserver', ...NODE_KUBE_BINARIES] : ['kube-apiserver'];
+  return node ? ['kube-apiserver', ...NODE_KUBE_BINARIES, PAUSE_BINARY] : ['kube-apiserver'];
 }
 
 function missingKubeBinaries(node: boolean, env: NodeJS.ProcessEnv): KubeBinary[] {
@@ -184,9 +184,21 @@ async function buildKubernetes(names: readonly KubeBinary[], steps: Steps, logPa
     KUBE_GIT_VERSION: `v${upstream}`,
     KUBE_GIT_TREE_STATE: 'clean',
   };
-  await steps.run(`building ${names.join(', ')} (about 4-8 minutes on 2 cores)`, () =>
-    runLogged('make', [`WHAT=${names.map((name) => `cmd/${name}`).join(' ')}`], { cwd: linked, env: buildEnv, logPath }),
-  );
+  const commands = names.filter((name) => name !== PAUSE_BINARY);
+  await steps.run(`building ${names.join(', ')} (about 4-8 minutes on 2 cores)`, async () => {
+    if (commands.length > 0) {
+      await runLogged('make', [`WHAT=${commands.map((name) => `cmd/${name}`).join(' ')}`], { cwd: linked, env: buildEnv, logPath });
+    }
+    if (names.includes(PAUSE_BINARY)) {
+      // As build/pause/Makefile does, without its Docker cross-build image.
+      const pauseDir = join(sourceDir, 'build', 'pause', 'linux');
+      mkdirSync(join(sourceDir, '_output', 'bin'), { recursive: true });
+      await runLogged('gcc', ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=v${upstream}-okt`, '-o', join(sourceDir, '_output', 'bin', PAUSE_BINARY), 'pause.c'], {
+        cwd: pauseDir,
+        logPath,
+      });
+    }
+  });
   await steps.run(names.length === 1 ? 'caching the binary' : 'caching the binaries', async () => {
     for (const name of names) {
       const built = join(sourceDir, '_output', 'bin', name);

@@ -1,0 +1,473 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess, type NodeComponent } from './node-access.ts';
+import {
+  removeKubepodsCgroups,
+  removeLink,
+  removeNodeFirewallChains,
+  removeStalePodNetns,
+  restoreHostSettings,
+  saveHostSettings,
+  unmountUnder,
+  writeSysctl,
+} from './host.ts';
+import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
+import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
+import { isStillOurs, killNow, stopProcess, type ProcessRecord } from './processes.ts';
+import { tailOf, which } from './run.ts';
+
+// One real node on this host: containerd + CNI + kubelet + kube-proxy, and the controllers a node needs
+// (kube-controller-manager, kube-scheduler). Facts behind each setting: ../shared/reference/real-node.md.
+
+export const NODE_NAME = 'okt-node';
+/** The cluster's Pod range; kube-controller-manager gives the (only) node its first /24. */
+export const CLUSTER_CIDR = '10.244.0.0/16';
+const NODE_POD_CIDR = '10.244.0.0/24';
+const BRIDGE = 'okt0';
+/** Only one node per host: the kubelet's and kube-proxy's ports and the bridge are fixed. */
+const FIXED_PORTS = [10250, 10248, 10249, 10256, 10257, 10259];
+
+export interface NodeLayout {
+  dataDir: string;
+  runDir: string;
+  /** Kept across runs: containerd's image store (so the okt image and the pause image stay). */
+  containerdRoot: string;
+  containerdState: string;
+  containerdConfig: string;
+  socket: string;
+  runcRoot: string;
+  cniConfDir: string;
+  cniDataDir: string;
+  kubeletRoot: string;
+  configDir: string;
+  logDir: string;
+  hostSettings: string;
+}
+
+export function nodeLayout(): NodeLayout {
+  const data = NODE_DATA_DIR;
+  const run = NODE_RUN_DIR;
+  return {
+    dataDir: data,
+    runDir: run,
+    containerdRoot: join(data, 'containerd'),
+    containerdState: join(run, 'containerd'),
+    containerdConfig: join(data, 'config', 'containerd.toml'),
+    socket: nodeContainerdSocket(),
+    runcRoot: join(run, 'runc'),
+    cniConfDir: join(data, 'cni', 'net.d'),
+    cniDataDir: join(data, 'cni', 'ipam'),
+    kubeletRoot: join(data, 'kubelet'),
+    configDir: join(data, 'config'),
+    logDir: join(data, 'logs'),
+    hostSettings: join(data, 'host-settings.json'),
+  };
+}
+
+export interface RunningNode {
+  readonly name: string;
+  readonly address: string;
+  readonly processes: readonly ProcessRecord[];
+  /** From launching containerd to the Node's Ready condition. */
+  readonly readyAfterMs: number;
+}
+
+export interface NodeStartOptions {
+  /** The admin kubeconfig's server and token, to watch the Node become Ready. */
+  server: string;
+  adminToken: string;
+  detached: boolean;
+  readyTimeoutMs?: number;
+  progress?: (line: string) => void;
+}
+
+/** Start the node's components against a control plane started `forNode`, and wait until the Node is Ready. */
+export async function startNode(access: NodeAccess, options: NodeStartOptions): Promise<RunningNode> {
+  const layout = nodeLayout();
+  const progress = options.progress ?? (() => {});
+  const launchedAt = Date.now();
+  const started: ProcessRecord[] = [];
+  try {
+    repairAfterCrash(layout, progress);
+    refuseBusyPorts();
+    for (const dir of [layout.configDir, layout.logDir, layout.cniConfDir, layout.cniDataDir, layout.kubeletRoot, layout.containerdRoot, layout.containerdState, layout.runcRoot]) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    }
+    saveHostSettings(layout.hostSettings);
+    // Pod egress and ClusterIP DNAT route through the host.
+    writeSysctl('net.ipv4.ip_forward', '1');
+    writeConfigs(layout, access);
+
+    const launch = (name: string, executable: string, args: string[]) => {
+      const record = launchComponent(name, executable, args, layout, options.detached);
+      started.push(record);
+      return record;
+    };
+    const binary = (name: Parameters<typeof kubeBinaryPath>[0]) => kubeBinaryPath(name);
+    launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
+    await waitFor('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
+    importPauseImage(layout.socket, kubeBinaryPath('pause'));
+
+    const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
+    launch('kube-controller-manager', binary('kube-controller-manager'), [
+      `--kubeconfig=${kubeconfig('kube-controller-manager')}`,
+      `--authentication-kubeconfig=${kubeconfig('kube-controller-manager')}`,
+      `--authorization-kubeconfig=${kubeconfig('kube-controller-manager')}`,
+      '--use-service-account-credentials',
+      `--service-account-private-key-file=${access.serviceAccountKey}`,
+      `--root-ca-file=${access.pki.caCert}`,
+      `--cluster-signing-cert-file=${access.pki.caCert}`,
+      `--cluster-signing-key-file=${access.pki.caKey}`,
+      '--allocate-node-cidrs',
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      '--node-cidr-mask-size=24',
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      '--port=0',
+      `--cert-dir=${join(layout.configDir, 'kcm-certs')}`,
+    ]);
+    launch('kube-scheduler', binary('kube-scheduler'), [
+      `--kubeconfig=${kubeconfig('kube-scheduler')}`,
+      `--authentication-kubeconfig=${kubeconfig('kube-scheduler')}`,
+      `--authorization-kubeconfig=${kubeconfig('kube-scheduler')}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      '--port=0',
+      `--cert-dir=${join(layout.configDir, 'scheduler-certs')}`,
+    ]);
+    launch('kubelet', binary('kubelet'), [
+      `--config=${join(layout.configDir, 'kubelet.yaml')}`,
+      `--kubeconfig=${kubeconfig('kubelet')}`,
+      '--container-runtime=remote',
+      `--container-runtime-endpoint=unix://${layout.socket}`,
+      `--node-ip=${access.address}`,
+      `--hostname-override=${access.nodeName}`,
+      `--root-dir=${layout.kubeletRoot}`,
+      `--cert-dir=${join(layout.kubeletRoot, 'pki')}`,
+    ]);
+    launch('kube-proxy', binary('kube-proxy'), [
+      `--kubeconfig=${kubeconfig('kube-proxy')}`,
+      '--proxy-mode=iptables',
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      `--hostname-override=${access.nodeName}`,
+      '--healthz-bind-address=127.0.0.1:10256',
+      '--metrics-bind-address=127.0.0.1:10249',
+      // Leave the host's conntrack settings alone.
+      '--conntrack-max-per-core=0',
+      '--conntrack-tcp-timeout-established=0',
+      '--conntrack-tcp-timeout-close-wait=0',
+      `--config-sync-period=15m`,
+    ]);
+    progress(`okt cluster: node ${access.nodeName} starting (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler; logs in ${layout.logDir})`);
+    await waitFor(`Node ${access.nodeName} Ready`, () => nodeIsReady(options.server, options.adminToken, access.nodeName), started, layout, options.readyTimeoutMs ?? 120_000);
+    return { name: access.nodeName, address: access.address, processes: started, readyAfterMs: Date.now() - launchedAt };
+  } catch (error) {
+    stopNodeNow(started);
+    throw error;
+  }
+}
+
+function requireTool(name: string): string {
+  const found = which(name, ['/usr/bin', '/usr/sbin', '/usr/local/bin']);
+  if (!found) throw new Error(`${name} is not installed: run \`npx okt cluster provision --node\``);
+  return found;
+}
+
+function refuseBusyPorts(): void {
+  const listening = readFileSync('/proc/net/tcp', 'utf8') + (existsSync('/proc/net/tcp6') ? readFileSync('/proc/net/tcp6', 'utf8') : '');
+  const busy = FIXED_PORTS.filter((port) => new RegExp(`:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F:]+ 0A `).test(listening));
+  if (busy.length > 0) {
+    throw new Error(`ports ${busy.join(', ')} are in use: another kubelet or kube-proxy runs on this host (okt runs one node per host)`);
+  }
+}
+
+function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
+  const { server } = access;
+  for (const component of Object.keys(access.tokens) as NodeComponent[]) {
+    writeKubeconfig(join(layout.configDir, `${component}.kubeconfig`), server, { token: access.tokens[component], caCert: access.pki.caCert }, component);
+  }
+  const cri = 'plugins."io.containerd.grpc.v1.cri"';
+  writeFileSync(
+    layout.containerdConfig,
+    [
+      'version = 2',
+      `root = "${layout.containerdRoot}"`,
+      `state = "${layout.containerdState}"`,
+      '[grpc]',
+      `  address = "${layout.socket}"`,
+      '[plugins."io.containerd.internal.v1.opt"]',
+      `  path = "${join(layout.dataDir, 'opt')}"`,
+      `[${cri}]`,
+      `  sandbox_image = "${PAUSE_IMAGE}"`,
+      // Without CAP_SYS_RESOURCE a negative oom_score_adj (every pause container's -998) fails every sandbox.
+      '  restrict_oom_score_adj = true',
+      '  tolerate_missing_hugetlb_controller = true',
+      `[${cri}.containerd]`,
+      '  snapshotter = "overlayfs"',
+      '  default_runtime_name = "runc"',
+      `[${cri}.containerd.runtimes.runc]`,
+      '  runtime_type = "io.containerd.runc.v2"',
+      `[${cri}.containerd.runtimes.runc.options]`,
+      '  SystemdCgroup = false',
+      `  Root = "${layout.runcRoot}"`,
+      `[${cri}.cni]`,
+      '  bin_dir = "/usr/lib/cni"',
+      `  conf_dir = "${layout.cniConfDir}"`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(layout.cniConfDir, '10-okt.conflist'),
+    JSON.stringify(
+      {
+        cniVersion: '0.4.0',
+        name: 'okt',
+        plugins: [
+          {
+            type: 'bridge',
+            bridge: BRIDGE,
+            isGateway: true,
+            ipMasq: true,
+            hairpinMode: true,
+            ipam: { type: 'host-local', ranges: [[{ subnet: NODE_POD_CIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: layout.cniDataDir },
+          },
+          { type: 'portmap', capabilities: { portMappings: true } },
+        ],
+      },
+      null,
+      2,
+    ),
+  );
+  writeFileSync(
+    join(layout.configDir, 'kubelet.yaml'),
+    stringify({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: access.pki.caCert } },
+      authorization: { mode: 'Webhook' },
+      cgroupDriver: 'cgroupfs',
+      readOnlyPort: 0,
+      failSwapOn: false,
+      clusterDomain: 'cluster.local',
+      volumePluginDir: join(layout.dataDir, 'volume-plugins'),
+      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '2%', 'imagefs.available': '2%' },
+      // A restarted container is back soon (the fault suite kills them).
+      serializeImagePulls: false,
+    }),
+  );
+}
+
+function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean): ProcessRecord {
+  const logPath = join(layout.logDir, `${name}.log`);
+  const log = openSync(logPath, 'a');
+  try {
+    const child = spawn(executable, args, { stdio: ['ignore', log, log], detached, env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` } });
+    if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
+    if (detached) child.unref();
+    // Every component names a path under the node's directories: that argument identifies it as ours.
+    const marker = args.find((a) => a.includes(layout.dataDir) || a.includes(layout.runDir));
+    if (!marker) throw new Error(`no argument of ${name} names the node's directories`);
+    return { name, pid: child.pid, executable, marker };
+  } finally {
+    closeSync(log);
+  }
+}
+
+async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, started: readonly ProcessRecord[], layout: NodeLayout, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    const dead = started.find((record) => !isStillOurs(record));
+    if (dead) throw new Error(`${dead.name} exited while waiting for ${what}; last lines of its log:\n${tailOf(join(layout.logDir, `${dead.name}.log`), 20)}`);
+    if (Date.now() > deadline) {
+      const logs = started.map((r) => `--- ${r.name}:\n${tailOf(join(layout.logDir, `${r.name}.log`), 8)}`).join('\n');
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}; last lines of the logs:\n${logs}`);
+    }
+    await sleep(250);
+  }
+}
+
+/** The Node's Ready condition is True. */
+function nodeIsReady(server: string, token: string, nodeName: string): Promise<true | undefined> {
+  return new Promise((resolve) => {
+    const req = request(`${server}/api/v1/nodes/${nodeName}`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return resolve(undefined);
+        const node = JSON.parse(body) as { status?: { conditions?: { type: string; status: string }[] } };
+        resolve(node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined);
+      });
+    });
+    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+/** What a stop put back, for the user to read. */
+export interface NodeCleanup {
+  killedPodProcesses: number;
+  unmounted: number;
+  firewallRules: number;
+  netns: number;
+  cgroups: number;
+  sysctls: string[];
+}
+
+/**
+ * Stop the node: its components (SIGTERM, then SIGKILL after a grace), every process left in a Pod,
+ * then put the host back (mounts, network namespaces, bridge, firewall chains, cgroups, kernel settings).
+ * containerd's image store stays for the next start.
+ */
+export async function stopNode(processes: readonly ProcessRecord[]): Promise<NodeCleanup> {
+  const byName = new Map(processes.map((p) => [p.name, p]));
+  // The kubelet first, so it does not restart what is killed next.
+  for (const name of ['kubelet', 'kube-proxy', 'kube-scheduler', 'kube-controller-manager']) {
+    const record = byName.get(name);
+    if (record) await stopProcess(record, 5_000);
+  }
+  const killedPodProcesses = killPodProcesses();
+  removeContainers(nodeLayout().socket);
+  const containerd = byName.get('containerd');
+  if (containerd) await stopProcess(containerd, 5_000);
+  return cleanHost(nodeLayout(), killedPodProcesses);
+}
+
+/** The same, synchronously and with SIGKILL (exit handlers). */
+export function stopNodeNow(processes: readonly ProcessRecord[]): NodeCleanup {
+  for (const record of [...processes].reverse()) killNow(record);
+  return cleanHost(nodeLayout(), killPodProcesses());
+}
+
+/** SIGKILL every process in the kubelet's `kubepods` cgroups (every container of every Pod), and the runtime shims. */
+function killPodProcesses(): number {
+  const pids = new Set<number>();
+  const collect = (dir: string) => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) collect(join(dir, entry.name));
+      else if (entry.name === 'cgroup.procs') {
+        for (const line of readFileSync(join(dir, entry.name), 'utf8').split('\n')) if (line.trim()) pids.add(Number(line));
+      }
+    }
+  };
+  for (const controller of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []) collect(join('/sys/fs/cgroup', controller, 'kubepods'));
+  collect('/sys/fs/cgroup/kubepods');
+  for (const pid of shimPids(nodeLayout().socket)) pids.add(pid);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+  return pids.size;
+}
+
+/** containerd-shim processes of this node's containerd (their command line names its socket). */
+function shimPids(socket: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv[0]?.includes('containerd-shim') && argv.includes(socket)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Remove the Pods' containers from containerd's records (images stay), while it still runs. */
+function removeContainers(socket: string): void {
+  if (!existsSync(socket)) return;
+  const ctr = (args: string[]) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 20_000 });
+  try {
+    const ids = ctr(['containers', 'list', '--quiet']).split('\n').filter(Boolean);
+    for (const id of ids) {
+      try {
+        ctr(['tasks', 'delete', '--force', id]);
+      } catch {
+        // no task
+      }
+      try {
+        ctr(['containers', 'delete', id]);
+      } catch {
+        // removed meanwhile
+      }
+    }
+  } catch {
+    // containerd does not answer: its state directory goes below
+  }
+}
+
+function cleanHost(layout: NodeLayout, killedPodProcesses: number): NodeCleanup {
+  const unmounted = unmountUnder([layout.kubeletRoot, layout.runDir, layout.containerdRoot, '/run/netns']);
+  const netns = removeStalePodNetns();
+  removeLink(BRIDGE);
+  const firewallRules = removeNodeFirewallChains();
+  const cgroups = removeKubepodsCgroups();
+  const sysctls = restoreHostSettings(layout.hostSettings);
+  for (const dir of [layout.runDir, layout.kubeletRoot, layout.cniDataDir, layout.configDir, join(layout.containerdRoot, 'io.containerd.grpc.v1.cri', 'sandboxes')]) {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });
+  }
+  return { killedPodProcesses, unmounted, firewallRules, netns, cgroups, sysctls };
+}
+
+/**
+ * A node that was not stopped (a crash, a reboot) leaves its processes, mounts, chains and changed
+ * settings: kill what still runs of it and put the host back before starting again.
+ */
+function repairAfterCrash(layout: NodeLayout, progress: (line: string) => void): void {
+  const report = repairNodeHost();
+  if (!report) return;
+  progress(`okt cluster: repaired what a previous node left: ${describeCleanup(report)}`);
+}
+
+/** Kill what still runs of a node nobody stopped and put the host back; undefined when nothing was left. */
+export function repairNodeHost(): NodeCleanup | undefined {
+  const layout = nodeLayout();
+  const leftovers = leftoverProcesses(layout);
+  const dirty = leftovers.length > 0 || existsSync(layout.hostSettings) || existsSync(layout.runDir);
+  if (!dirty) return undefined;
+  for (const pid of leftovers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  const report = cleanHost(layout, killPodProcesses());
+  return { ...report, killedPodProcesses: report.killedPodProcesses + leftovers.length };
+}
+
+export function describeCleanup(report: NodeCleanup): string {
+  return (
+    `${report.killedPodProcesses} processes killed, ${report.unmounted} mounts, ${report.firewallRules} firewall rules, ` +
+    `${report.netns} network namespaces, ${report.cgroups} cgroups removed; settings restored: ${report.sysctls.join(' ') || 'none changed'}`
+  );
+}
+
+/** Processes whose command line names the node's directories: components and shims of an earlier run. */
+function leftoverProcesses(layout: NodeLayout): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(layout.dataDir) || cmdline.includes(layout.runDir)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
