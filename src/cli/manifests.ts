@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { resolveCrdNames } from '../kube/crd.ts';
 import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
-import { generateManifests, sidecarSnippet, type SecretKeyRef } from '../kube/manifests.ts';
+import { generateManifests, sidecarSnippet, type HostAlias, type SecretKeyRef } from '../kube/manifests.ts';
 import { operatorName } from '../kube/rbac.ts';
 import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
 import { DEFAULT_OPERATOR_NAMESPACE } from './crd.ts';
@@ -29,6 +29,7 @@ interface ManifestFlags extends CrdNameFlags {
   sidecarUrl?: string;
   sidecarUrlAllow: string[];
   sidecarOnly: boolean;
+  hostAlias: string[];
 }
 
 export function manifestsCommand(): Command {
@@ -50,6 +51,7 @@ export function manifestsCommand(): Command {
     .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef (a Role in --watch-namespace when given, else cluster-wide)', false)
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url (okt run --sidecar-url)')
     .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(
       runAction('manifests', async (file: string, flags: ManifestFlags) => {
@@ -85,6 +87,7 @@ export function manifestsCommand(): Command {
           sidecarToken: token,
           readSecrets: flags.readSecrets,
           sidecarUrlAllow: flags.sidecarUrlAllow,
+          hostAliases: flags.hostAlias.map(hostAlias),
           ...(flags.sidecarUrl === undefined ? {} : { sidecarUrl: flags.sidecarUrl }),
         });
         process.stdout.write(toYamlDocuments(documents) + commentedSnippet(snippet));
@@ -102,6 +105,12 @@ function commentedSnippet(snippet: Record<string, unknown>): string {
     ...body,
     '',
   ].join('\n');
+}
+
+function hostAlias(value: string): HostAlias {
+  const match = /^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)=(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+)$/.exec(value);
+  if (!match) throw new CliError(EXIT.usage, `--host-alias: "${value}" is not NAME=IP (a host name, then an IPv4 or IPv6 address)`);
+  return { hostname: match[1]!, ip: match[3]! };
 }
 
 function secretKeyRef(value: string): SecretKeyRef {

@@ -126,6 +126,17 @@ export class DatabaseDemo {
     }
   }
 
+  tryThese(): string {
+    return [
+      `  export KUBECONFIG=${this.kubeconfigPath}`,
+      `  kubectl get databases                       # State, Desired, Ready, Age`,
+      `  kubectl get database ${this.name} -o yaml             # status: path, conditions, outbox`,
+      `  kubectl wait --for=condition=End database/${this.name}`,
+      `  npx okt status database/${this.name}                  # the graph with the path walked`,
+      `  ls ${this.backupDir}   # the pg_dump taken in Servicing`,
+    ].join('\n');
+  }
+
   async stop(): Promise<void> {
     await this.operator?.stop();
     await this.receiver?.close();

@@ -42,6 +42,23 @@ export interface OperatorManifestOptions {
   sidecarUrl?: string;
   /** `okt run --sidecar-url-allow`, once per pattern: where else the operator-wide token may go. */
   sidecarUrlAllow?: readonly string[];
+  /**
+   * Names the operator's Pod resolves without cluster DNS (its /etc/hosts): the sink's and sidecars'
+   * Service names mapped to their ClusterIPs, on a cluster that has no DNS add-on.
+   */
+  hostAliases?: readonly HostAlias[];
+}
+
+export interface HostAlias {
+  hostname: string;
+  ip: string;
+}
+
+/** Pod hostAliases: one entry per address, its names in the order given. */
+export function podHostAliases(aliases: readonly HostAlias[]): { ip: string; hostnames: string[] }[] {
+  const byIp = new Map<string, string[]>();
+  for (const { hostname, ip } of aliases) byIp.set(ip, [...(byIp.get(ip) ?? []), hostname]);
+  return [...byIp].map(([ip, hostnames]) => ({ ip, hostnames }));
 }
 
 /**
@@ -90,6 +107,7 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
         metadata: { labels },
         spec: {
           serviceAccountName: name,
+          ...(options.hostAliases?.length ? { hostAliases: podHostAliases(options.hostAliases) } : {}),
           securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {

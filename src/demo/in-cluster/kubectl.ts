@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+// kubectl as a user runs it: the in-cluster demo applies and reads with the same commands the README shows.
+
+export class KubectlError extends Error {}
+
+/** Run kubectl against this kubeconfig; resolves with stdout, rejects with its stderr. */
+export function kubectl(kubeconfig: string, args: readonly string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new KubectlError(`kubectl ${args.join(' ')} failed (exit ${code}): ${err.trim()}`))));
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** A command's stdout piped into `kubectl apply -f -` (as `okt manifests ... | kubectl apply -f -`). */
+export function applyYaml(kubeconfig: string, yaml: string): Promise<string> {
+  return kubectl(kubeconfig, ['apply', '-f', '-'], yaml);
+}
+
+/** `kubectl logs -f`, line by line, until stopped; it is started again when the stream ends (the Pod restarted). */
+export function followLogs(kubeconfig: string, args: readonly string[], onLine: (line: string) => void): { stop(): void } {
+  let child: ChildProcess | undefined;
+  let stopped = false;
+  const start = () => {
+    if (stopped) return;
+    child = spawn('kubectl', ['logs', '-f', ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'ignore'] });
+    createInterface({ input: child.stdout! }).on('line', onLine);
+    child.on('close', () => setTimeout(start, 1000));
+  };
+  start();
+  return {
+    stop() {
+      stopped = true;
+      child?.kill();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// The in-cluster demo's own objects (the application side): what a user writes next to what
+// `okt manifests` prints. The operator's objects come from `okt manifests` itself.
+
+export const APP_NAMESPACE = 'okt-demo';
+export const OPERATOR_NAMESPACE = 'okt-system';
+export const OKT_IMAGE = 'okt:latest';
+export const POSTGRES_IMAGE = 'okt-postgres:latest';
+export const TOKEN_SECRET = 'okt-sidecar-token';
+export const SIDECAR_CONFIGMAP = 'database-okt-sidecar';
+export const POSTGRES_SERVICE = 'postgres';
+export const EVENTS_SERVICE = 'okt-events';
+export const EVENTS_PORT = 8080;
+const PG_VOLUME_MOUNT = '/var/lib/okt-pg';
+
+/** `<service>.<namespace>.svc`: resolved by cluster DNS, or by the operator's hostAliases where there is none. */
+export function serviceHost(service: string, namespace = APP_NAMESPACE): string {
+  return `${service}.${namespace}.svc`;
+}
+
+export const SINK_URL = `http://${serviceHost(EVENTS_SERVICE)}:${EVENTS_PORT}/`;
+export const SIDECAR_URL = `http://${serviceHost(POSTGRES_SERVICE)}:8479`;
+
+/** The Services first: their ClusterIPs exist before any Pod that needs them (the operator's hostAliases). */
+export function services(): Record<string, unknown>[] {
+  const service = (name: string, port: number, target: string) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: APP_NAMESPACE },
+    spec: { selector: { app: name }, ports: [{ name: target, port, targetPort: target }] },
+  });
+  return [service(POSTGRES_SERVICE, 8479, 'okt-sidecar'), service(EVENTS_SERVICE, EVENTS_PORT, 'events')];
+}
+
+/** The CloudEvents receiver: `okt events tail`, one JSON line per event in its log. */
+export function eventsReceiver(): Record<string, unknown> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: EVENTS_SERVICE, namespace: APP_NAMESPACE },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: EVENTS_SERVICE } },
+      template: {
+        metadata: { labels: { app: EVENTS_SERVICE } },
+        spec: {
+          securityContext: { runAsNonRoot: true, runAsUser: 1000 },
+          containers: [
+            {
+              name: 'receiver',
+              image: OKT_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              args: ['events', 'tail', '--host', '0.0.0.0', '--port', String(EVENTS_PORT), '--json'],
+              ports: [{ name: 'events', containerPort: EVENTS_PORT }],
+              readinessProbe: { tcpSocket: { port: 'events' }, periodSeconds: 2 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export interface SidecarSnippet {
+  containers: Record<string, unknown>[];
+  volumes: Record<string, unknown>[];
+}
+
+/**
+ * PostgreSQL's Deployment: the database container (`pg.sh supervise`) plus the containers and volumes
+ * `okt manifests --sidecar-only` prints, pasted in as a user does; both containers share the data volume.
+ * `Recreate`: never two sidecars behind the Service at once.
+ */
+export function postgresDeployment(snippet: SidecarSnippet): Record<string, unknown> {
+  const pgVolume = { name: 'pg', mountPath: PG_VOLUME_MOUNT };
+  const sidecars = snippet.containers.map((container) => ({
+    ...container,
+    image: POSTGRES_IMAGE,
+    volumeMounts: [...((container.volumeMounts as unknown[]) ?? []), pgVolume],
+  }));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: POSTGRES_SERVICE, namespace: APP_NAMESPACE },
+    spec: {
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: { app: POSTGRES_SERVICE } },
+      template: {
+        metadata: { labels: { app: POSTGRES_SERVICE } },
+        spec: {
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 },
+          terminationGracePeriodSeconds: 10,
+          containers: [
+            {
+              name: 'postgres',
+              image: POSTGRES_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/app/sidecar/adapters/postgres/pg.sh', 'supervise'],
+              env: [
+                { name: 'OKT_PG_DIR', value: PG_VOLUME_MOUNT },
+                { name: 'OKT_PG_PORT', value: '5432' },
+              ],
+              volumeMounts: [pgVolume],
+            },
+            ...sidecars,
+          ],
+          volumes: [...snippet.volumes, { name: 'pg', emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+export const DEMO_CR_NAME = 'demo';
+
+export function databaseCr(desiredState: string): Record<string, unknown> {
+  return {
+    apiVersion: 'okt.dev/v1alpha1',
+    kind: 'Database',
+    metadata: { name: DEMO_CR_NAME, namespace: APP_NAMESPACE },
+    // Keep: at End the CR stays, for kubectl and okt status to show.
+    spec: { desiredState, onLeaf: 'Keep' },
+  };
+}
