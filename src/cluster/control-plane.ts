@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
 import { freePorts } from '../net/free-ports.ts';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupOnExit } from './exit-guard.ts';
-import { killAndWait, killNow, isStillOurs, stopProcess, type ProcessRecord } from './processes.ts';
+import { killAndWait, killNow, isStillOurs, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
 import { primaryIPv4 } from './host.ts';
 import { NODE_NAME, startNode, stopNode, stopNodeNow, type NodeCleanup, type RunningNode } from './node.ts';
 import { KUBERNETES_SERVICE_IP, SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess } from './node-access.ts';
@@ -107,7 +106,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const launchedAt = Date.now();
     started.push(
-      launch('etcd', binaries.etcd, [
+      await launch('etcd', binaries.etcd, [
         `--data-dir=${layout.etcdData}`,
         `--listen-client-urls=${etcdUrl}`,
         `--advertise-client-urls=${etcdUrl}`,
@@ -142,7 +141,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         : ['--authorization-mode=RBAC', '--enable-admission-plugins=NamespaceLifecycle']),
     ];
     const launchApiServer = () => launch('kube-apiserver', binaries.kubeApiserver, apiserverArgs, layout.certs, layout.apiserverLog, options.detached ?? false);
-    started.push(launchApiServer());
+    started.push(await launchApiServer());
     await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
     if (forNode) {
       node = await startNode(forNode, { server, adminToken: token, detached: options.detached ?? false, progress: options.progress });
@@ -168,7 +167,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
         // Meanwhile a client's loopback connect may have taken the (ephemeral) port as its own source
         // port, connecting to itself; such a socket soon closes, so the launch is tried again.
         for (let attempt = 1; ; attempt++) {
-          started[index] = launchApiServer();
+          started[index] = await launchApiServer();
           try {
             await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
             return;
@@ -207,18 +206,10 @@ function requireBinaries(): Binaries {
   return binaries;
 }
 
-function launch(name: string, executable: string, args: string[], marker: string, logPath: string, detached: boolean): ProcessRecord {
-  const log = openSync(logPath, 'a');
-  try {
-    const child = spawn(executable, args, { stdio: ['ignore', log, log], detached });
-    if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
-    if (detached) child.unref();
-    const markerArg = args.find((a) => a.endsWith(`=${marker}`));
-    if (!markerArg) throw new Error(`no argument of ${name} names ${marker}`);
-    return { name, pid: child.pid, executable, marker: markerArg };
-  } finally {
-    closeSync(log);
-  }
+function launch(name: string, executable: string, args: string[], marker: string, logPath: string, detached: boolean): Promise<ProcessRecord> {
+  const markerArg = args.find((a) => a.endsWith(`=${marker}`));
+  if (!markerArg) throw new Error(`no argument of ${name} names ${marker}`);
+  return launchProcess({ name, executable, args, marker: markerArg, logPath, detached });
 }
 
 function nodeAccess(node: { address: string; nodeName: string; server: string }, layout: ReturnType<typeof controlPlaneLayout>): NodeAccess {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -16,7 +16,15 @@ export const TOUCHED_SYSCTLS = [
   'net.ipv4.conf.all.route_localnet',
 ] as const;
 
-const SavedHost = z.object({ savedAt: z.string(), sysctls: z.record(z.string(), z.string()) });
+/** Directories the kubelet creates on the host whatever its root dir (their paths are constants in it). */
+export const KUBELET_HOST_DIRS = ['/var/log/pods', '/var/log/containers'] as const;
+
+const SavedHost = z.object({
+  savedAt: z.string(),
+  sysctls: z.record(z.string(), z.string()),
+  /** Of KUBELET_HOST_DIRS, those that did not exist before: removed again. */
+  createdDirs: z.array(z.string()).default([]),
+});
 type SavedHost = z.infer<typeof SavedHost>;
 
 function sysctlPath(key: string): string {
@@ -43,7 +51,8 @@ export function saveHostSettings(path: string): void {
     const value = readSysctl(key);
     if (value !== undefined) sysctls[key] = value;
   }
-  const saved: SavedHost = { savedAt: new Date().toISOString(), sysctls };
+  const createdDirs = KUBELET_HOST_DIRS.filter((dir) => !existsSync(dir));
+  const saved: SavedHost = { savedAt: new Date().toISOString(), sysctls, createdDirs };
   writeFileSync(`${path}.partial`, JSON.stringify(saved, null, 2) + '\n');
   renameSync(`${path}.partial`, path);
 }
@@ -62,8 +71,38 @@ export function restoreHostSettings(path: string): string[] {
       // read-only in this sandbox: nothing was changed there either
     }
   }
+  for (const dir of saved.createdDirs) rmSync(dir, { recursive: true, force: true });
   rmSync(path);
   return restored;
+}
+
+/**
+ * The Pods' log files and their links, which the kubelet leaves in /var/log after its Pods are gone:
+ * the links in /var/log/containers that point into /var/log/pods, and the Pod directories they point to.
+ */
+export function removePodLogs(): number {
+  const [pods, containers] = KUBELET_HOST_DIRS;
+  let removed = 0;
+  if (existsSync(containers)) {
+    for (const link of readdirSync(containers)) {
+      const path = join(containers, link);
+      try {
+        if (readlinkSync(path).startsWith(`${pods}/`)) {
+          rmSync(path);
+          removed++;
+        }
+      } catch {
+        // not a link
+      }
+    }
+  }
+  if (existsSync(pods)) {
+    for (const dir of readdirSync(pods)) {
+      rmSync(join(pods, dir), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
 }
 
 /**

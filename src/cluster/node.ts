@@ -1,5 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +9,7 @@ import {
   removeKubepodsCgroups,
   removeLink,
   removeNodeFirewallChains,
+  removePodLogs,
   removeStalePodNetns,
   restoreHostSettings,
   saveHostSettings,
@@ -17,7 +18,7 @@ import {
 } from './host.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
 import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
-import { isStillOurs, killNow, stopProcess, type ProcessRecord } from './processes.ts';
+import { isStillOurs, killNow, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
 import { tailOf, which } from './run.ts';
 
 // One real node on this host: containerd + CNI + kubelet + kube-proxy, and the controllers a node needs
@@ -102,18 +103,16 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
     writeSysctl('net.ipv4.ip_forward', '1');
     writeConfigs(layout, access);
 
-    const launch = (name: string, executable: string, args: string[]) => {
-      const record = launchComponent(name, executable, args, layout, options.detached);
-      started.push(record);
-      return record;
+    const launch = async (name: string, executable: string, args: string[]) => {
+      started.push(await launchComponent(name, executable, args, layout, options.detached));
     };
     const binary = (name: Parameters<typeof kubeBinaryPath>[0]) => kubeBinaryPath(name);
-    launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
+    await launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
     await waitFor('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
     importPauseImage(layout.socket, kubeBinaryPath('pause'));
 
     const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
-    launch('kube-controller-manager', binary('kube-controller-manager'), [
+    await launch('kube-controller-manager', binary('kube-controller-manager'), [
       `--kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-controller-manager')}`,
@@ -131,7 +130,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       '--port=0',
       `--cert-dir=${join(layout.configDir, 'kcm-certs')}`,
     ]);
-    launch('kube-scheduler', binary('kube-scheduler'), [
+    await launch('kube-scheduler', binary('kube-scheduler'), [
       `--kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-scheduler')}`,
@@ -140,7 +139,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       '--port=0',
       `--cert-dir=${join(layout.configDir, 'scheduler-certs')}`,
     ]);
-    launch('kubelet', binary('kubelet'), [
+    await launch('kubelet', binary('kubelet'), [
       `--config=${join(layout.configDir, 'kubelet.yaml')}`,
       `--kubeconfig=${kubeconfig('kubelet')}`,
       '--container-runtime=remote',
@@ -150,7 +149,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       `--root-dir=${layout.kubeletRoot}`,
       `--cert-dir=${join(layout.kubeletRoot, 'pki')}`,
     ]);
-    launch('kube-proxy', binary('kube-proxy'), [
+    await launch('kube-proxy', binary('kube-proxy'), [
       `--kubeconfig=${kubeconfig('kube-proxy')}`,
       '--proxy-mode=iptables',
       `--cluster-cidr=${CLUSTER_CIDR}`,
@@ -262,20 +261,22 @@ function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
   );
 }
 
-function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean): ProcessRecord {
-  const logPath = join(layout.logDir, `${name}.log`);
-  const log = openSync(logPath, 'a');
-  try {
-    const child = spawn(executable, args, { stdio: ['ignore', log, log], detached, env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` } });
-    if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
-    if (detached) child.unref();
-    // Every component names a path under the node's directories: that argument identifies it as ours.
-    const marker = args.find((a) => a.includes(layout.dataDir) || a.includes(layout.runDir));
-    if (!marker) throw new Error(`no argument of ${name} names the node's directories`);
-    return { name, pid: child.pid, executable, marker };
-  } finally {
-    closeSync(log);
-  }
+function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean): Promise<ProcessRecord> {
+  // Every component names a path under the node's directories: that argument identifies it as ours.
+  const marker = args.find((a) => a.includes(layout.dataDir) || a.includes(layout.runDir));
+  if (!marker) throw new Error(`no argument of ${name} names the node's directories`);
+  return launchProcess({
+    name,
+    executable,
+    args,
+    marker,
+    // A fresh log per start (a crashed run's logs stay until the next start).
+    logPath: join(layout.logDir, `${name}.log`),
+    freshLog: true,
+    detached,
+    // The kubelet and kube-proxy find iptables, mount and the CNI plugins' tools on PATH.
+    env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
+  });
 }
 
 async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, started: readonly ProcessRecord[], layout: NodeLayout, timeoutMs: number): Promise<T> {
@@ -416,6 +417,7 @@ function cleanHost(layout: NodeLayout, killedPodProcesses: number): NodeCleanup 
   removeLink(BRIDGE);
   const firewallRules = removeNodeFirewallChains();
   const cgroups = removeKubepodsCgroups();
+  removePodLogs();
   const sysctls = restoreHostSettings(layout.hostSettings);
   for (const dir of [layout.runDir, layout.kubeletRoot, layout.cniDataDir, layout.configDir, join(layout.containerdRoot, 'io.containerd.grpc.v1.cri', 'sandboxes')]) {
     rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 100 });

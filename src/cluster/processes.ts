@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -73,4 +73,44 @@ function signal(pid: number, name: NodeJS.Signals): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
+}
+
+export interface LaunchOptions {
+  name: string;
+  executable: string;
+  args: readonly string[];
+  /** The argument that identifies this process as okt's (it names okt's own directory). */
+  marker: string;
+  logPath: string;
+  /** Outlive this process (`okt cluster up`). */
+  detached: boolean;
+  /** Start the log afresh instead of appending. */
+  freshLog?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Start a process with its output in a log file and return its record once it runs the executable:
+ * until the forked child has exec'd, its command line is still this process's, and a check that it
+ * is "still ours" would wrongly say it died.
+ */
+export async function launchProcess(options: LaunchOptions): Promise<ProcessRecord> {
+  const { name, executable, args, marker, detached } = options;
+  if (!args.includes(marker)) throw new Error(`no argument of ${name} is its marker ${marker}`);
+  const log = openSync(options.logPath, options.freshLog ? 'w' : 'a');
+  let record: ProcessRecord;
+  try {
+    const child = spawn(executable, args, { stdio: ['ignore', log, log], detached, env: options.env ?? process.env });
+    if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
+    if (detached) child.unref();
+    record = { name, pid: child.pid, executable, marker };
+  } finally {
+    closeSync(log);
+  }
+  const deadline = Date.now() + 5_000;
+  while (!isStillOurs(record) && Date.now() < deadline) {
+    if (argvOf(record.pid) === undefined) break; // exited already: the caller's readiness check reports it
+    await sleep(5);
+  }
+  return record;
 }
