@@ -1,7 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: pure code (fast), real processes and HTTP without a cluster, and the
-// end-to-end suite against a real kube-apiserver + etcd started once per run.
+// Three projects: pure code (fast), real processes and HTTP without a cluster, and the end-to-end
+// suite against a real kube-apiserver + etcd started once per run. A fourth, the in-cluster suite,
+// starts a real node (kubelet, containerd, kube-proxy): it changes the host's kernel settings and
+// firewall rules while it runs, so it runs only where asked (OKT_IN_CLUSTER=1; .ci/run sets it).
+const inCluster = process.env.OKT_IN_CLUSTER === '1';
+if (!inCluster && !process.env.VITEST_WORKER_ID) {
+  process.stderr.write('okt: the in-cluster suite (a real node) is not run; run it with: OKT_IN_CLUSTER=1 npm test (as root; see README, "In-cluster tests")\n');
+}
+
 export default defineConfig({
   test: {
     projects: [
@@ -28,6 +35,21 @@ export default defineConfig({
           hookTimeout: 600_000,
         },
       },
+      ...(inCluster
+        ? [
+            {
+              test: {
+                name: 'in-cluster',
+                include: ['test/in-cluster/**/*.test.ts'],
+                // One node per host: one file at a time, after the other projects (CPU for the node's start).
+                fileParallelism: false,
+                sequence: { groupOrder: 1 },
+                testTimeout: 600_000,
+                hookTimeout: 900_000,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });
