@@ -1,4 +1,4 @@
-import { objectKey, type KubeObject } from '../kube/transport/index.ts';
+import { objectKey, permissionProblem, type KubeObject } from '../kube/transport/index.ts';
 import type { Informer } from './informer.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
@@ -134,7 +134,7 @@ export class Controller {
     } catch (err) {
       outcome = 'error';
       this.queue.addRateLimited(key);
-      log.error({ err, retries: this.queue.numRequeues(key), durationMs: round(performance.now() - started) }, 'reconcile failed');
+      log.error({ err, retries: this.queue.numRequeues(key), durationMs: round(performance.now() - started) }, permissionProblem(err) ?? 'reconcile failed');
     } finally {
       this.#metrics?.reconcileTotal.labels(this.name, outcome).inc();
       this.#metrics?.reconcileDuration.labels(this.name).observe((performance.now() - started) / 1000);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  isGone, isWatchIdle, objectKey, type KubeObject, type KubeTransport, type ResourceRef, type WatchEvent,
+  isGone, permissionProblem, isWatchIdle, objectKey, type KubeObject, type KubeTransport, type ResourceRef, type WatchEvent,
 } from '../kube/transport/index.ts';
 import { exponentialBackoffMs } from './rate-limiter.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -195,7 +195,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         failures += 1;
         this.stats.failures += 1;
-        this.#log.warn({ err, failures }, needList ? 'list failed' : 'watch failed');
+        this.#log.warn({ err, failures }, permissionProblem(err) ?? (needList ? 'list failed' : 'watch failed'));
       }
       if (failures > 0) {
         const wait = exponentialBackoffMs(failures - 1, backoff.initialMs, backoff.maxMs);

@@ -37,6 +37,19 @@ export function isKubeApiError(err: unknown, statusCode?: number): err is KubeAp
 /** 409: a stale resourceVersion (optimistic concurrency) or a create of an existing name. */
 export const isConflict = (err: unknown): err is KubeApiError => isKubeApiError(err, 409);
 export const isNotFound = (err: unknown): err is KubeApiError => isKubeApiError(err, 404);
+
+/**
+ * What a 403 means for an operator, in one line: which request RBAC refused, and what to do. Undefined
+ * for any other error. A ServiceAccount missing a permission is a deployment mistake that no retry fixes.
+ */
+export function permissionProblem(err: unknown): string | undefined {
+  if (!isKubeApiError(err, 403)) return undefined;
+  return (
+    `permission denied by RBAC: ${err.method} ${err.path} (${err.status?.message ?? 'forbidden'}); ` +
+    'grant it to the operator\'s ServiceAccount: the Role and ClusterRole `okt manifests` prints have every permission okt needs'
+  );
+}
+
 /** 410: the resourceVersion a list or watch started from is no longer in the server's history. */
 export const isGone = (err: unknown): err is KubeApiError => isKubeApiError(err, 410);
 
