@@ -18,7 +18,8 @@ import {
 } from './host.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
 import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
-import { isStillOurs, killNow, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
+import { isStillOurs, killAndWait, killNow, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
+import { waitFor } from '../util/wait-for.ts';
 import { tailOf, which } from './run.ts';
 
 // One real node on this host: containerd + CNI + kubelet + kube-proxy, and the controllers a node needs
@@ -75,6 +76,11 @@ export interface RunningNode {
   readonly processes: readonly ProcessRecord[];
   /** From launching containerd to the Node's Ready condition. */
   readonly readyAfterMs: number;
+  /**
+   * SIGKILL one component and start it again with the same arguments after `downMs` (default 0), as a
+   * crash and a restart by a supervisor would: for fault-injection tests (the kubelet restarted).
+   */
+  restart(component: NodeComponent | 'containerd', options?: { downMs?: number }): Promise<void>;
 }
 
 export interface NodeStartOptions {
@@ -103,12 +109,14 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
     writeSysctl('net.ipv4.ip_forward', '1');
     writeConfigs(layout, access);
 
+    const commands = new Map<string, { executable: string; args: string[] }>();
     const launch = async (name: string, executable: string, args: string[]) => {
+      commands.set(name, { executable, args });
       started.push(await launchComponent(name, executable, args, layout, options.detached));
     };
     const binary = (name: Parameters<typeof kubeBinaryPath>[0]) => kubeBinaryPath(name);
     await launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
-    await waitFor('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
+    await waitWhileRunning('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
     importPauseImage(layout.socket, kubeBinaryPath('pause'));
 
     const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
@@ -163,8 +171,16 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       `--config-sync-period=15m`,
     ]);
     progress(`okt cluster: node ${access.nodeName} starting (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler; logs in ${layout.logDir})`);
-    await waitFor(`Node ${access.nodeName} Ready`, () => nodeIsReady(options.server, options.adminToken, access.nodeName), started, layout, options.readyTimeoutMs ?? 120_000);
-    return { name: access.nodeName, address: access.address, processes: started, readyAfterMs: Date.now() - launchedAt };
+    await waitWhileRunning(`Node ${access.nodeName} Ready`, () => nodeIsReady(options.server, options.adminToken, access.nodeName), started, layout, options.readyTimeoutMs ?? 120_000);
+    const restart = async (component: string, { downMs = 0 } = {}) => {
+      const index = started.findIndex((record) => record.name === component);
+      const command = commands.get(component);
+      if (index < 0 || !command) throw new Error(`no ${component} runs on this node`);
+      await killAndWait(started[index]!);
+      await sleep(downMs);
+      started[index] = await launchComponent(component, command.executable, command.args, layout, options.detached, false);
+    };
+    return { name: access.nodeName, address: access.address, processes: started, readyAfterMs: Date.now() - launchedAt, restart };
   } catch (error) {
     stopNodeNow(started);
     throw error;
@@ -261,7 +277,7 @@ function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
   );
 }
 
-function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean): Promise<ProcessRecord> {
+function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean, freshLog = true): Promise<ProcessRecord> {
   // Every component names a path under the node's directories: that argument identifies it as ours.
   const marker = args.find((a) => a.includes(layout.dataDir) || a.includes(layout.runDir));
   if (!marker) throw new Error(`no argument of ${name} names the node's directories`);
@@ -272,27 +288,32 @@ function launchComponent(name: string, executable: string, args: string[], layou
     marker,
     // A fresh log per start (a crashed run's logs stay until the next start).
     logPath: join(layout.logDir, `${name}.log`),
-    freshLog: true,
+    freshLog,
     detached,
     // The kubelet and kube-proxy find iptables, mount and the CNI plugins' tools on PATH.
     env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
   });
 }
 
-async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, started: readonly ProcessRecord[], layout: NodeLayout, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    const dead = started.find((record) => !isStillOurs(record));
-    if (dead) throw new Error(`${dead.name} exited while waiting for ${what}; last lines of its log:\n${tailOf(join(layout.logDir, `${dead.name}.log`), 20)}`);
-    if (Date.now() > deadline) {
-      const logs = started.map((r) => `--- ${r.name}:\n${tailOf(join(layout.logDir, `${r.name}.log`), 8)}`).join('\n');
-      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}; last lines of the logs:\n${logs}`);
-    }
-    await sleep(250);
-  }
+/** Wait for `what`, failing at once with the component's log when a component exits meanwhile. */
+function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<T | undefined>, started: readonly ProcessRecord[], layout: NodeLayout, timeoutMs: number): Promise<T> {
+  const logTail = (name: string, lines: number) => tailOf(join(layout.logDir, `${name}.log`), lines);
+  return waitFor(
+    what,
+    async () => {
+      const dead = started.find((record) => !isStillOurs(record));
+      if (dead) throw new ComponentExited(`${dead.name} exited while waiting for ${what}; last lines of its log:\n${logTail(dead.name, 20)}`);
+      return check();
+    },
+    { timeoutMs, intervalMs: 250, isFatal: (error) => error instanceof ComponentExited },
+  ).catch((error: unknown) => {
+    if (error instanceof ComponentExited) throw error;
+    const logs = started.map((r) => `--- ${r.name}:\n${logTail(r.name, 8)}`).join('\n');
+    throw new Error(`${(error as Error).message}; last lines of the logs:\n${logs}`);
+  });
 }
+
+class ComponentExited extends Error {}
 
 /** The Node's Ready condition is True. */
 function nodeIsReady(server: string, token: string, nodeName: string): Promise<true | undefined> {
