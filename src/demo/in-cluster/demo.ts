@@ -108,6 +108,7 @@ export class InClusterDemo {
       const db = await this.#waitForReady(desired);
       await waitFor(`the CloudEvent of the transition to ${desired}`, async () => (arrivals(desired) > before ? true : undefined), { timeoutMs: 60_000 });
       this.#out.info(`  ${desired} reached and Ready in ${Date.now() - started} ms; path ${db.status?.pathSummary ?? ''}`);
+      if (desired === 'Servicing') this.#out.info(`  backup written: ${(await this.#backups()).join(', ') || '(none found)'}`);
     }
   }
 
@@ -144,7 +145,7 @@ export class InClusterDemo {
     ]);
     await applyYaml(kc, config);
     await applyYaml(kc, JSON.stringify(eventsReceiver()));
-    const snippet = parse(okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--image', OKT_IMAGE, '--sidecar-only'])) as SidecarSnippet;
+    const snippet = sidecarSnippetFromCli();
     await applyYaml(kc, JSON.stringify(postgresDeployment(snippet)));
     await this.#rollout(APP_NAMESPACE, EVENTS_SERVICE);
     await this.#rollout(APP_NAMESPACE, POSTGRES_SERVICE);
@@ -182,6 +183,13 @@ export class InClusterDemo {
 
   async #rollout(namespace: string, deployment: string): Promise<void> {
     await kubectl(this.#kubeconfig(), ['-n', namespace, 'rollout', 'status', `deploy/${deployment}`, '--timeout=180s']);
+  }
+
+  /** The pg_dump files in the database Pod, read with `kubectl exec` as a user would. */
+  async #backups(): Promise<string[]> {
+    const dir = '/var/lib/okt-pg/backups';
+    const out = await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'exec', `deploy/${POSTGRES_SERVICE}`, '-c', 'postgres', '--', 'ls', dir]);
+    return out.split('\n').filter((f) => f.endsWith('.dump')).map((f) => `${dir}/${f}`);
   }
 
   #onReceiverLine(line: string): void {
@@ -230,8 +238,13 @@ export function manifestArgs(hostAliases: readonly string[]): string[] {
   ];
 }
 
-/** The okt command line of this checkout. */
-function okt(args: readonly string[]): string {
+/** What `okt manifests --sidecar-only` prints for the database graph: the containers and volumes to paste in. */
+export function sidecarSnippetFromCli(): SidecarSnippet {
+  return parse(okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--image', OKT_IMAGE, '--sidecar-only'])) as SidecarSnippet;
+}
+
+/** The okt command line of this checkout; its stdout. */
+export function okt(args: readonly string[]): string {
   return execFileSync(OKT_CLI[0]!, [OKT_CLI[1]!, ...args], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 

@@ -21,13 +21,16 @@ export const SINK_URL = `http://${serviceHost(EVENTS_SERVICE)}:${EVENTS_PORT}/`;
 export const SIDECAR_URL = `http://${serviceHost(POSTGRES_SERVICE)}:8479`;
 
 /** The Services first: their ClusterIPs exist before any Pod that needs them (the operator's hostAliases). */
-export function services(): Record<string, unknown>[] {
-  const service = (name: string, port: number, target: string) => ({
+export function service(name: string, port: number, target: string, namespace = APP_NAMESPACE): Record<string, unknown> {
+  return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name, namespace: APP_NAMESPACE },
+    metadata: { name, namespace },
     spec: { selector: { app: name }, ports: [{ name: target, port, targetPort: target }] },
-  });
+  };
+}
+
+export function services(): Record<string, unknown>[] {
   return [service(POSTGRES_SERVICE, 8479, 'okt-sidecar'), service(EVENTS_SERVICE, EVENTS_PORT, 'events')];
 }
 
@@ -70,17 +73,21 @@ export interface SidecarSnippet {
  * `okt manifests --sidecar-only` prints, pasted in as a user does; both containers share the data volume.
  * `Recreate`: never two sidecars behind the Service at once.
  */
-export function postgresDeployment(snippet: SidecarSnippet): Record<string, unknown> {
+export function postgresDeployment(
+  snippet: SidecarSnippet,
+  options: { namespace?: string; sidecarVolumes?: { volume: Record<string, unknown>; mount: Record<string, unknown> }[] } = {},
+): Record<string, unknown> {
   const pgVolume = { name: 'pg', mountPath: PG_VOLUME_MOUNT };
+  const extra = options.sidecarVolumes ?? [];
   const sidecars = snippet.containers.map((container) => ({
     ...container,
     image: POSTGRES_IMAGE,
-    volumeMounts: [...((container.volumeMounts as unknown[]) ?? []), pgVolume],
+    volumeMounts: [...((container.volumeMounts as unknown[]) ?? []), pgVolume, ...extra.map((v) => v.mount)],
   }));
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: POSTGRES_SERVICE, namespace: APP_NAMESPACE },
+    metadata: { name: POSTGRES_SERVICE, namespace: options.namespace ?? APP_NAMESPACE },
     spec: {
       replicas: 1,
       strategy: { type: 'Recreate' },
@@ -104,7 +111,7 @@ export function postgresDeployment(snippet: SidecarSnippet): Record<string, unkn
             },
             ...sidecars,
           ],
-          volumes: [...snippet.volumes, { name: 'pg', emptyDir: {} }],
+          volumes: [...snippet.volumes, { name: 'pg', emptyDir: {} }, ...extra.map((v) => v.volume)],
         },
       },
     },
