@@ -28,3 +28,18 @@ export function provisionLogPath(env: NodeJS.ProcessEnv = process.env): string {
 export function clusterStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'cluster');
 }
+
+/** The containerd of the node `okt cluster up --node` starts (the kubelet's runtime). */
+export function nodeContainerdSocket(): string {
+  return '/run/okt-node/containerd/containerd.sock';
+}
+
+/** okt's own buildah storage (images it builds, the node:24-slim stand-in), never the system's. */
+export function buildahDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), 'buildah');
+}
+
+/** The log of the last image build (base image included) or the last load into a containerd. */
+export function imageLogPath(kind: 'build' | 'load', env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `image-${kind}.log`);
+}
