@@ -138,6 +138,7 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
     } finally {
       rmSync(archive, { force: true });
     }
+    job.progress(`okt image: ${reference} is in the containerd at ${socket} (namespace ${K8S_NAMESPACE}), ${seconds(Date.now() - job.started)} s`);
   });
 }
 
