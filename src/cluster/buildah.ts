@@ -92,9 +92,10 @@ export interface StoredImage {
 }
 
 export async function inspectImage(storage: BuildahStorage, reference: string): Promise<StoredImage | undefined> {
+  const buildahPath = tool('buildah');
   let stdout: string;
   try {
-    ({ stdout } = await promisify(execFile)(tool('buildah'), buildahArgs(storage, ['inspect', '--type', 'image', reference]), {
+    ({ stdout } = await promisify(execFile)(buildahPath, buildahArgs(storage, ['inspect', '--type', 'image', reference]), {
       maxBuffer: 64 * 1024 * 1024,
     }));
   } catch {
