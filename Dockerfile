@@ -1,12 +1,16 @@
 # The okt image: `okt run` (the operator), `okt sidecar`, and every other okt command.
 #   docker build -t okt:latest .
 #   docker run --rm okt:latest graph validate graphs/database.ts
+# Without a Docker daemon, `npx okt image build` builds this file as it is with buildah (and stands in
+# for node:24-slim when it cannot be pulled; README, "`okt manifests` and the Dockerfile").
 # Node 24 runs okt's TypeScript sources directly (type stripping): the image runs the same code the
 # tests run. The build stage compiles them with tsc, so a tree that does not type-check fails here.
 
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# No install scripts: the devDependency `node` (Node 24 for checkouts) then fetches no second Node,
+# so the image's own Node runs the build.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin

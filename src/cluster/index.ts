@@ -10,7 +10,19 @@ export {
   type LocalClusterState,
   type UpResult,
 } from './local.ts';
-export { cacheDir, apiserverBinaryPath, provisionLogPath } from './paths.ts';
+export {
+  buildImage,
+  ensureBaseImage,
+  loadIntoContainerd,
+  normalizeReference,
+  ImageError,
+  BASE_IMAGE,
+  DEFAULT_TAG,
+  type BaseImage,
+  type BuildOptions,
+  type BuiltImage,
+  type LoadOptions,
+} from './image.ts';
+export { cacheDir, apiserverBinaryPath, provisionLogPath, nodeContainerdSocket, buildahDir } from './paths.ts';
 export type { ProcessRecord } from './processes.ts';
 export { describeCleanup, repairNodeHost, NODE_NAME, type NodeCleanup, type RunningNode } from './node.ts';
-export { nodeContainerdSocket } from './paths.ts';

@@ -39,3 +39,13 @@ export const NODE_RUN_DIR = '/run/okt-node';
 export function nodeContainerdSocket(): string {
   return `${NODE_RUN_DIR}/containerd/containerd.sock`;
 }
+
+/** okt's own buildah storage (images it builds, the node:24-slim stand-in), never the system's. */
+export function buildahDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), 'buildah');
+}
+
+/** The log of the last image build (base image included) or the last load into a containerd. */
+export function imageLogPath(kind: 'build' | 'load', env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `image-${kind}.log`);
+}

@@ -18,6 +18,8 @@ export interface LoggedRunOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   logPath: string;
+  /** Kill the command (SIGKILL) when it has not finished after this long; it then fails as timed out. */
+  timeoutMs?: number;
 }
 
 /** Run a command with its output appended to a log file (builds are too chatty for a terminal). */
@@ -30,13 +32,22 @@ export async function runLogged(command: string, args: readonly string[], option
       env: options.env ?? process.env,
       stdio: ['ignore', fd, fd],
     });
+    let timedOut = false;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            child.kill('SIGKILL');
+          }, options.timeoutMs);
     const code = await new Promise<number | string>((resolve, reject) => {
       child.on('error', reject);
       child.on('exit', (status, signal) => resolve(status ?? signal ?? 'unknown'));
-    });
+    }).finally(() => clearTimeout(timer));
     if (code !== 0) {
+      const why = timedOut ? `timed out after ${((options.timeoutMs ?? 0) / 1000).toFixed(0)} s` : `exit ${code}`;
       throw new CommandError(
-        `\`${command} ${args.join(' ')}\` failed (exit ${code})`,
+        `\`${command} ${args.join(' ')}\` failed (${why})`,
         options.logPath,
         tailOf(options.logPath, 30),
       );

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../cluster/index.ts';
-import { buildImage } from '../../cluster/image.ts';
+import { buildImage, loadIntoContainerd } from '../../cluster/image.ts';
 import { findCondition } from '../../kube/conditions.ts';
 import type { LifecycleStatus } from '../../kube/lifecycle-resource.ts';
 import { KubeTransport, type KubeObject } from '../../kube/transport/index.ts';
@@ -82,6 +82,7 @@ export class InClusterDemo {
     this.#out.step(`[2/5] images, built without a Docker daemon (npx okt image build): ${OKT_IMAGE}, ${POSTGRES_IMAGE}`);
     await buildImage({ contextDir: REPO, tag: OKT_IMAGE, progress });
     await buildImage({ contextDir: REPO, tag: POSTGRES_IMAGE, dockerfile: `${REPO}sidecar/adapters/postgres/Dockerfile`, progress });
+    for (const image of [OKT_IMAGE, POSTGRES_IMAGE]) await loadIntoContainerd({ image, progress });
 
     this.#out.step(`[3/5] the application in ${APP_NAMESPACE}: PostgreSQL with the okt sidecar container, a CloudEvents receiver`);
     await this.#deployApplication();
