@@ -46,6 +46,7 @@ export function budArgs(options: {
   iidFile?: string;
   /** `HOST:CONTAINER[:OPTIONS]` bind mounts for the RUN steps only. */
   volumes?: readonly string[];
+  labels?: Readonly<Record<string, string>>;
 }): string[] {
   return [
     'bud',
@@ -53,6 +54,7 @@ export function budArgs(options: {
     'chroot',
     '--pull=never',
     ...(options.volumes ?? []).flatMap((volume) => ['--volume', volume]),
+    ...Object.entries(options.labels ?? {}).flatMap(([key, value]) => ['--label', `${key}=${value}`]),
     '-f',
     options.dockerfile,
     '-t',

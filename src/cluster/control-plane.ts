@@ -134,6 +134,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
             `--client-ca-file=${forNode.pki.caCert}`,
             `--kubelet-client-certificate=${forNode.pki.kubeletClientCert}`,
             `--kubelet-client-key=${forNode.pki.kubeletClientKey}`,
+            // The node's name does not resolve on the host: reach the kubelet (logs, exec) at its address.
+            '--kubelet-preferred-address-types=InternalIP,Hostname',
             '--authorization-mode=Node,RBAC',
             '--enable-admission-plugins=NamespaceLifecycle,NodeRestriction',
             '--allow-privileged=true',

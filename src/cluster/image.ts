@@ -1,7 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { ensureBaseImageIn, type BaseImage } from './base-image.ts';
+import { CONTEXT_LABEL, contextDigest, fromImages } from './build-context.ts';
 import {
   buildah,
   budArgs,
@@ -43,6 +46,8 @@ export interface BuiltImage {
   id: string;
   sizeBytes: number;
   base: BaseImage;
+  /** The digest of its build context (label dev.okt.context), when okt could compute one. */
+  digest: string | undefined;
 }
 
 /**
@@ -56,13 +61,19 @@ export async function buildImage(options: BuildOptions): Promise<BuiltImage> {
   if (!existsSync(dockerfile)) throw new ImageError(options.dockerfile === undefined ? `no Dockerfile in ${contextDir}` : `no Dockerfile at ${dockerfile}`);
   return imageJob(options, 'build', `building ${reference} from ${dockerfile}`, async (job) => {
     const base = await ensureBaseImageIn(job);
+    const digest = await buildDigest(job, contextDir, dockerfile);
+    const current = digest === undefined ? undefined : await inspectImage(job.storage, reference);
+    if (digest !== undefined && current !== undefined && current.labels[CONTEXT_LABEL] === digest) {
+      job.progress(`okt image: ${reference} is up to date with its context, base and Dockerfile (${CONTEXT_LABEL} ${digest.slice(0, 12)}): not built again`);
+      return { reference, id: current.id, sizeBytes: current.sizeBytes, base, digest };
+    }
     const iidFile = join(buildahDir(job.env), `${WORK_PREFIXES.iid}${process.pid}`);
     const trustDir = join(buildahDir(job.env), `${WORK_PREFIXES.trust}${process.pid}`);
     let id: string;
     try {
       const volumes = buildTrust(job, trustDir);
       await step(job, `buildah bud (the Dockerfile's RUN steps fetch from the npm registry)`, () =>
-        buildah(job, budArgs({ dockerfile, contextDir, reference, iidFile, volumes })),
+        buildah(job, budArgs({ dockerfile, contextDir, reference, iidFile, volumes, ...(digest ? { labels: { [CONTEXT_LABEL]: digest } } : {}) })),
       );
       id = readTrimmed(iidFile);
     } finally {
@@ -74,8 +85,19 @@ export async function buildImage(options: BuildOptions): Promise<BuiltImage> {
     const stored = await inspectImage(job.storage, reference);
     if (!stored) throw new ImageError(`buildah built ${id} but okt's storage has no ${reference}`);
     job.progress(`okt image: built ${reference} (${megabytes(stored.sizeBytes)}) in ${seconds(Date.now() - job.started)} s`);
-    return { reference, id, sizeBytes: stored.sizeBytes, base };
+    return { reference, id, sizeBytes: stored.sizeBytes, base, digest };
   });
+}
+
+/** The digest of what this build reads (context, Dockerfile, the images it is FROM), or undefined. */
+async function buildDigest(job: ImageJob, contextDir: string, dockerfile: string): Promise<string | undefined> {
+  const ids: string[] = [];
+  for (const image of fromImages(readFileSync(dockerfile, 'utf8'))) {
+    const stored = await inspectImage(job.storage, normalizeReference(image));
+    if (stored === undefined) return undefined; // buildah will say it is missing
+    ids.push(stored.id);
+  }
+  return contextDigest(contextDir, dockerfile, ids);
 }
 
 /** Where the RUN steps find okt's npm config and CA bundle: a directory Debian images have, empty. */
@@ -130,6 +152,12 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
   const socket = options.socket ?? nodeContainerdSocket();
   if (!isSocket(socket)) throw new ImageError(`no containerd at ${socket}: start a node with \`npx okt cluster up --node\``);
   return imageJob(options, 'load', `loading ${reference} into the containerd at ${socket}`, async (job) => {
+    const digest = (await inspectImage(job.storage, reference))?.labels[CONTEXT_LABEL];
+    const ctr = (args: readonly string[]) => promisify(execFile)(tool('ctr'), ['--address', socket, '-n', K8S_NAMESPACE, ...args], { env: job.env });
+    if (digest !== undefined && (await ctr(['images', 'list', `name==${reference}`])).stdout.includes(`${CONTEXT_LABEL}=${digest}`)) {
+      job.progress(`okt image: ${reference} in the containerd at ${socket} is this build already (${CONTEXT_LABEL} ${digest.slice(0, 12)}): not loaded again`);
+      return;
+    }
     const archive = join(buildahDir(job.env), `${WORK_PREFIXES.export}${process.pid}.tar`);
     rmSync(archive, { force: true });
     try {
@@ -137,6 +165,8 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
       await step(job, `importing it (ctr -n ${K8S_NAMESPACE} images import)`, () =>
         runLogged(tool('ctr'), ctrImportArgs(socket, archive), { logPath: job.logPath, env: job.env }),
       );
+      // containerd keeps no image labels of its own from the archive: record which build this is.
+      if (digest !== undefined) await ctr(['images', 'label', reference, `${CONTEXT_LABEL}=${digest}`]);
     } finally {
       rmSync(archive, { force: true });
     }

@@ -36,6 +36,7 @@ fi
 
 running() { "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
 start_server() {
+  mkdir -p "$SOCK"
   if [ ! -s "$DATA/PG_VERSION" ]; then
     echo "creating a cluster in $DATA"
     "$BIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$DIR/initdb.log" 2>&1 \
@@ -86,6 +87,7 @@ case "$action" in
     echo "postgres accepts connections on $SOCK port $PORT"
     ;;
   backup)
+    mkdir -p "$BACKUPS"
     db=${OKT_PARAM_database:-postgres}
     file="$BACKUPS/$db-$(date -u +%Y%m%dT%H%M%SZ)-${OKT_OPERATION_ID:-manual}.dump"
     "$BIN/pg_dump" -h "$SOCK" -p "$PORT" -U postgres -Fc -f "$file.partial" "$db"
