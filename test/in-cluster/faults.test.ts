@@ -40,6 +40,7 @@ interface KubeletFault {
 async function walkWithFault(name: string, fault: KubeletFault): Promise<{ db: DatabaseObject; readyOverFailure: string[] }> {
   const api = databases(system.kc);
   const seenReadyOverFailure: string[] = [];
+  let retries = 0;
   for (const [i, desired] of DEMO_WALK.entries()) {
     if (i === 0) await api.create(WALK_NAMESPACE, name, { desiredState: desired, onLeaf: 'Keep' });
     else await api.patchSpec(WALK_NAMESPACE, name, { desiredState: desired });
@@ -53,14 +54,19 @@ async function walkWithFault(name: string, fault: KubeletFault): Promise<{ db: D
       if (overFailure) seenReadyOverFailure.push(overFailure);
       const stalled = conditionOf(db, 'Stalled');
       if (stalled?.status === 'True' && ['ActionFailed', 'Interrupted'].includes(stalled.reason ?? '') && stalled.observedGeneration === db.metadata.generation) {
+        if (++retries > MAX_RETRIES) throw new WalkStuck(`${name} stalled at ${db.status?.state} after ${MAX_RETRIES} retries: ${stalled.message}`);
         await api.patchSpec(WALK_NAMESPACE, name, { retry: `after-${db.status?.operation?.id}` });
         return undefined;
       }
       return isSettledAt(db, desired) ? db : undefined;
-    }, { timeoutMs: 240_000, intervalMs: 100 });
+    }, { timeoutMs: 240_000, intervalMs: 100, isFatal: (error) => error instanceof WalkStuck });
   }
   return { db: await api.get(WALK_NAMESPACE, name), readyOverFailure: seenReadyOverFailure };
 }
+
+/** A walk's user retries a failed action this often before the CR counts as stuck. */
+const MAX_RETRIES = 3;
+class WalkStuck extends Error {}
 
 /** The fault suite's invariants for one walked CR; every event up to status.sequence is awaited first. */
 async function checkWalk(walked: { db: DatabaseObject; readyOverFailure: string[] }): Promise<void> {
@@ -71,15 +77,22 @@ async function checkWalk(walked: { db: DatabaseObject; readyOverFailure: string[
   }, { timeoutMs: 60_000 });
   expect(walked.readyOverFailure, 'Ready=True over a failed operation').toEqual([]);
   expect(isSettledAt(db, 'End')).toBe(true);
-  checkEvents(db, eventsByUid(system.received).get(db.metadata.uid) ?? []);
+  const events = checkEvents(db, eventsByUid(system.received).get(db.metadata.uid) ?? []);
   const sidecar = system.sidecars[WALK_NAMESPACE];
   // Running and Stopping are declared idempotent; the sidecar faults land on Running's action.
-  checkOperations(db, await sidecar.operations(), sidecar.runs(), sidecar.allowance(true));
+  const operations = checkOperations(db, await sidecar.operations(), sidecar.runs(), sidecar.allowance(true));
+  const interrupted = [...sidecar.interruptions.keys()].filter((id) => id.startsWith(`${db.metadata.uid}-`)).length;
+  log(`  ${db.metadata.name}: ${db.status?.transition} transitions, ${JSON.stringify({ ...events, ...operations, interrupted })}`);
 }
 
 async function operatorPods(): Promise<string[]> {
   const out = await kubectl(system.kubeconfig, ['-n', OPERATOR_NAMESPACE, 'get', 'pods', '-l', `app.kubernetes.io/instance=${OPERATOR}`, '-o', 'jsonpath={.items[*].metadata.name}']);
   return out.split(/\s+/).filter(Boolean);
+}
+
+/** The identity holding the operator's Lease: `<pod name>_<uuid>`. */
+async function leaseHolder(): Promise<string> {
+  return kubectl(system.kubeconfig, ['-n', OPERATOR_NAMESPACE, 'get', 'lease', OPERATOR, '-o', 'jsonpath={.spec.holderIdentity}']);
 }
 
 /** What the CRs' status holds unfinished: operations a sidecar without its journal may run again. */
@@ -99,10 +112,12 @@ describe('okt on a real node, under the faults a kubelet makes', () => {
       inject: async () => void (await kubectl(system.kubeconfig, ['-n', OPERATOR_NAMESPACE, 'delete', 'pod', pod!, '--wait=false'])),
     });
     await checkWalk(walked);
-    expect(await operatorPods()).not.toContain(pod);
+    // Another Pod leads now: the walk went on through a failover, not around the fault.
+    expect(await leaseHolder()).not.toMatch(new RegExp(`^${pod}_`));
   });
 
   it('keeps every promise through a rolling update of the operator Deployment mid-walk (two versions overlap)', async () => {
+    const holder = await leaseHolder();
     const walked = await walkWithFault('operator-rolled', {
       atStep: 2,
       inject: async () => {
@@ -113,6 +128,7 @@ describe('okt on a real node, under the faults a kubelet makes', () => {
     });
     await kubectl(system.kubeconfig, ['-n', OPERATOR_NAMESPACE, 'rollout', 'status', `deploy/${OPERATOR}`, '--timeout=180s']);
     await checkWalk(walked);
+    await waitFor('a Pod of the new version to lead', async () => ((await leaseHolder()) !== holder ? true : undefined), { timeoutMs: 60_000, intervalMs: 250 });
   });
 
   it('keeps every promise when the sidecar container is killed inside its Pod (restarted with its journal)', async () => {

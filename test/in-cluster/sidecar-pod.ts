@@ -138,6 +138,9 @@ export class SidecarPod {
     if (existsSync(journal)) copyFileSync(journal, kept);
     this.#formerJournals.push(kept);
     const unfinished = new Set(existsSync(kept) ? [...replayJournal(readJournal(kept)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id) : []);
+    // Deleted while it rests, the Pod would take the application's state with it (the node's action is
+    // not run again for a sidecar that comes back empty-handed): this fault is aimed at a running action.
+    if (unfinished.size === 0) throw new Error('the sidecar Pod was to be deleted while an action runs, but none was running when it was frozen');
     await kubectl(this.#kubeconfig, ['-n', this.#namespace, 'delete', 'pod', pod.metadata.name, '--grace-period=0', '--force', '--wait=false']);
     for (const id of unfinished) this.interruptions.set(id, (this.interruptions.get(id) ?? 0) + 1);
     for (const id of await heldUnfinished()) if (!unfinished.has(id)) this.mayRerun.set(id, (this.mayRerun.get(id) ?? 0) + 1);

@@ -23,6 +23,7 @@ export const OPERATOR = 'okt-database';
 export const WALK_NAMESPACE = 'okt-walk';
 export const DOOMED_NAMESPACE = 'okt-doomed';
 const RUNS_MOUNT = '/var/lib/okt-runs';
+const ACTION_SECONDS = 2;
 
 export interface InClusterSystem {
   plane: ControlPlane;
@@ -112,12 +113,15 @@ export async function startSystem(log: (line: string) => void): Promise<InCluste
   }
 }
 
-/** The in-Pod sidecar config with every action first appending its operation id to the runs log (a hostPath). */
+/**
+ * The in-Pod sidecar config with every action first appending its operation id to the runs log (a
+ * hostPath), then taking ACTION_SECONDS more, so that a fault aimed at a running action lands in one.
+ */
 function countingRuns(configYaml: string): string {
   const config = parse(configYaml) as { graphs: Record<string, { nodes: Record<string, { command: { argv: string[] } }> }> };
   for (const graph of Object.values(config.graphs)) {
     for (const node of Object.values(graph.nodes)) {
-      node.command.argv = ['sh', '-c', `echo "$OKT_OPERATION_ID" >> ${RUNS_MOUNT}/runs.log; exec "$0" "$@"`, ...node.command.argv];
+      node.command.argv = ['sh', '-c', `echo "$OKT_OPERATION_ID" >> ${RUNS_MOUNT}/runs.log; sleep ${ACTION_SECONDS}; exec "$0" "$@"`, ...node.command.argv];
     }
   }
   return stringify(config);

@@ -63,6 +63,9 @@ describe.concurrent('okt crd and okt manifests', { timeout: 60_000 }, () => {
     const replicas = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1', '--kind', 'Database', '--replicas', '0']);
     expect(replicas.code).toBe(2);
     expect(replicas.stderr).toBe('okt manifests: --replicas: expected a positive integer, got "0"\n');
+    const alias = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1', '--kind', 'Database', '--host-alias', 'postgres.a.svc:10.0.0.1']);
+    expect(alias.code).toBe(2);
+    expect(alias.stderr).toBe('okt manifests: --host-alias: "postgres.a.svc:10.0.0.1" is not NAME=IP (a host name, then an IPv4 or IPv6 address)\n');
   });
 
   it('crd prints the same CRD as the committed file', async () => {

@@ -173,3 +173,22 @@ describe('crdNamesFromFlags', () => {
     }
   });
 });
+
+describe('host aliases (a cluster without DNS)', () => {
+  it('resolves each name in the operator Pod, one entry per address', () => {
+    const docs = generateManifests(databaseGraph, names, {
+      namespace: 'ops', createNamespace: false, image: 'okt:latest', sidecarToken: false,
+      hostAliases: [{ hostname: 'postgres.a.svc', ip: '10.0.0.20' }, { hostname: 'events.a.svc', ip: '10.0.0.17' }, { hostname: 'pg', ip: '10.0.0.20' }],
+    }) as Doc[];
+    const pod = docs.find((d) => d.kind === 'Deployment')!.spec.template.spec;
+    expect(pod.hostAliases).toEqual([
+      { ip: '10.0.0.20', hostnames: ['postgres.a.svc', 'pg'] },
+      { ip: '10.0.0.17', hostnames: ['events.a.svc'] },
+    ]);
+  });
+
+  it('adds none unless asked', () => {
+    const docs = generateManifests(databaseGraph, names, { namespace: 'ops', createNamespace: false, image: 'okt:latest', sidecarToken: false }) as Doc[];
+    expect(docs.find((d) => d.kind === 'Deployment')!.spec.template.spec.hostAliases).toBeUndefined();
+  });
+});
