@@ -42,6 +42,8 @@ export interface OperatorManifestOptions {
   sidecarUrl?: string;
   /** `okt run --sidecar-url-allow`, once per pattern: where else the operator-wide token may go. */
   sidecarUrlAllow?: readonly string[];
+  /** `okt run --teardown-grace`, in seconds (default: okt run's own). */
+  teardownGraceSeconds?: number;
   /**
    * Names the operator's Pod resolves without cluster DNS (its /etc/hosts): the sink's and sidecars'
    * Service names mapped to their ClusterIPs, on a cluster that has no DNS add-on.
@@ -82,6 +84,7 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
   if (options.sidecarToken !== false) args.push('--sidecar-token-file', `${TOKEN_MOUNT}/token`);
   if (options.sidecarUrl !== undefined) args.push('--sidecar-url', options.sidecarUrl);
   for (const pattern of options.sidecarUrlAllow ?? []) args.push('--sidecar-url-allow', pattern);
+  if (options.teardownGraceSeconds !== undefined) args.push('--teardown-grace', String(options.teardownGraceSeconds));
   args.push(
     '--health-port', String(HEALTH_PORT),
     '--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', name,

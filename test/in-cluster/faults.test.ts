@@ -182,6 +182,7 @@ describe('okt on a real node, under the faults a kubelet makes', () => {
     await watchJournal;
     const stream = [...(eventsByUid(system.received).get(before.metadata.uid) ?? [])].sort((a, b) => Number(a.sequence) - Number(b.sequence));
     const last = stream.at(-1)!;
+    log(`  doomed: ${last.type === LIFECYCLE_EVENT_TYPES.stalled ? 'released (DeletionAbandoned)' : 'driven down its deletion path'}; ${stream.length} events`);
     if (last.type === LIFECYCLE_EVENT_TYPES.stalled) {
       // Its sidecar went with the namespace before the deletion path could run: released after the grace period.
       expect(last.data.reason).toBe('DeletionAbandoned');

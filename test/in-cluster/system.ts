@@ -90,6 +90,7 @@ export async function startSystem(log: (line: string) => void): Promise<InCluste
       '--sink', receiver.url.replace('127.0.0.1', address),
       '--sidecar-url', `http://${serviceHost(POSTGRES_SERVICE, WALK_NAMESPACE)}:8479`,
       '--sidecar-url-allow', `http://${serviceHost(POSTGRES_SERVICE, DOOMED_NAMESPACE)}:8479`,
+      '--teardown-grace', '10',
       ...aliases,
     ]);
     await applyYaml(kubeconfig, manifests);
