@@ -98,6 +98,9 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
   const progress = options.progress ?? (() => {});
   const launchedAt = Date.now();
   const started: ProcessRecord[] = [];
+  if (process.getuid?.() !== 0) {
+    throw new Error('a node needs root: it sets kernel settings, firewall rules, mounts and cgroups (run `npx okt cluster up --node` as root)');
+  }
   try {
     repairAfterCrash(layout, progress);
     refuseBusyPorts();
