@@ -41,7 +41,7 @@ export default defineConfig({
               test: {
                 name: 'in-cluster',
                 include: ['test/in-cluster/**/*.test.ts'],
-                // One node per host: one file at a time, after the other projects (CPU for the node's start).
+                // One node per host: one file at a time, in a group of its own (not beside the CPU-heavy e2e files).
                 fileParallelism: false,
                 sequence: { groupOrder: 1 },
                 testTimeout: 600_000,

@@ -117,13 +117,12 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       commands.set(name, { executable, args });
       started.push(await launchComponent(name, executable, args, layout, options.detached));
     };
-    const binary = (name: Parameters<typeof kubeBinaryPath>[0]) => kubeBinaryPath(name);
     await launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
     await waitWhileRunning('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
     importPauseImage(layout.socket, kubeBinaryPath('pause'));
 
     const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
-    await launch('kube-controller-manager', binary('kube-controller-manager'), [
+    await launch('kube-controller-manager', kubeBinaryPath('kube-controller-manager'), [
       `--kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-controller-manager')}`,
@@ -141,7 +140,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       '--port=0',
       `--cert-dir=${join(layout.configDir, 'kcm-certs')}`,
     ]);
-    await launch('kube-scheduler', binary('kube-scheduler'), [
+    await launch('kube-scheduler', kubeBinaryPath('kube-scheduler'), [
       `--kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-scheduler')}`,
@@ -150,7 +149,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       '--port=0',
       `--cert-dir=${join(layout.configDir, 'scheduler-certs')}`,
     ]);
-    await launch('kubelet', binary('kubelet'), [
+    await launch('kubelet', kubeBinaryPath('kubelet'), [
       `--config=${join(layout.configDir, 'kubelet.yaml')}`,
       `--kubeconfig=${kubeconfig('kubelet')}`,
       '--container-runtime=remote',
@@ -160,7 +159,7 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       `--root-dir=${layout.kubeletRoot}`,
       `--cert-dir=${join(layout.kubeletRoot, 'pki')}`,
     ]);
-    await launch('kube-proxy', binary('kube-proxy'), [
+    await launch('kube-proxy', kubeBinaryPath('kube-proxy'), [
       `--kubeconfig=${kubeconfig('kube-proxy')}`,
       '--proxy-mode=iptables',
       `--cluster-cidr=${CLUSTER_CIDR}`,
