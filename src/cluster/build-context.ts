@@ -9,35 +9,53 @@ import { join } from 'node:path';
 /** The label that records the digest of the context an image was built from. */
 export const CONTEXT_LABEL = 'dev.okt.context';
 
+/** One line of .dockerignore: what it matches, and whether it is an exception (`!`). */
+export interface IgnorePattern {
+  regex: RegExp;
+  exception: boolean;
+  /** Each path segment's own regex: whether the pattern can match below a directory. */
+  segments: RegExp[];
+}
+
+function globRegex(glob: string): RegExp {
+  const source = glob
+    .split('')
+    .map((c) => (c === '*' ? '[^/]*' : c === '?' ? '[^/]' : c.replace(/[.+^${}()|]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
 /**
  * .dockerignore as patterns okt evaluates: `name`, `dir/sub`, `*.log`, `?` (relative to the context,
- * `*` and `?` within one path segment). Undefined for what it does not evaluate (`**`, `!` exceptions,
- * character classes): then the digest is not computed and every build runs.
+ * `*` and `?` within one path segment), and `!` exceptions. Undefined for what it does not evaluate
+ * (`**`, character classes, escapes): then the digest is not computed and every build runs.
  */
-export function parseDockerignore(text: string): RegExp[] | undefined {
-  const patterns: RegExp[] = [];
+export function parseDockerignore(text: string): IgnorePattern[] | undefined {
+  const patterns: IgnorePattern[] = [];
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
-    if (line.startsWith('!') || line.includes('**') || /[[\]\\]/.test(line)) return undefined;
-    const pattern = line.replace(/^\.?\/+/, '').replace(/\/+$/, '');
-    const source = pattern
-      .split('')
-      .map((c) => (c === '*' ? '[^/]*' : c === '?' ? '[^/]' : c.replace(/[.+^${}()|]/g, '\\$&')))
-      .join('');
-    patterns.push(new RegExp(`^${source}$`));
+    const exception = line.startsWith('!');
+    const body = exception ? line.slice(1).trim() : line;
+    if (body.includes('**') || /[[\]\\]/.test(body)) return undefined;
+    const pattern = body.replace(/^\.?\/+/, '').replace(/\/+$/, '');
+    patterns.push({ regex: globRegex(pattern), exception, segments: pattern.split('/').map(globRegex) });
   }
   return patterns;
 }
 
-/** Whether a path relative to the context (posix) is excluded: it, or a directory above it, matches. */
-export function isIgnored(relativePath: string, patterns: readonly RegExp[]): boolean {
+/**
+ * Whether a path relative to the context (posix) is excluded, as Docker decides: the last pattern that
+ * matches it or a directory above it wins; an exception (`!`) brings it back.
+ */
+export function isIgnored(relativePath: string, patterns: readonly IgnorePattern[]): boolean {
   const segments = relativePath.split('/');
-  for (let n = 1; n <= segments.length; n++) {
-    const prefix = segments.slice(0, n).join('/');
-    if (patterns.some((pattern) => pattern.test(prefix))) return true;
+  const prefixes = segments.map((_, i) => segments.slice(0, i + 1).join('/'));
+  let ignored = false;
+  for (const { regex, exception } of patterns) {
+    if (prefixes.some((prefix) => regex.test(prefix))) ignored = !exception;
   }
-  return false;
+  return ignored;
 }
 
 /**
@@ -48,19 +66,27 @@ export function contextDigest(contextDir: string, dockerfile: string, baseImageI
   const ignoreFile = join(contextDir, '.dockerignore');
   const patterns = existsSync(ignoreFile) ? parseDockerignore(readFileSync(ignoreFile, 'utf8')) : [];
   if (patterns === undefined) return undefined;
+  const exceptions = patterns.filter((p) => p.exception);
+  // An excluded directory is walked only when an exception may bring back something below it.
+  const exceptionBelow = (path: string) => {
+    const mine = path.split('/');
+    return exceptions.some((e) => e.segments.length > mine.length && mine.every((segment, i) => e.segments[i]!.test(segment)));
+  };
   const hash = createHash('sha256');
   hash.update(`from ${baseImageIds.join(' ')}\n`).update(readFileSync(dockerfile));
   const walk = (relative: string) => {
     const dir = relative === '' ? contextDir : join(contextDir, relative);
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!isIgnored(path, patterns) || exceptionBelow(path)) walk(path);
+        continue;
+      }
       if (isIgnored(path, patterns)) continue;
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) {
+      if (entry.isFile()) {
         const executable = (statSync(join(contextDir, path)).mode & 0o111) !== 0;
         hash.update(`\0${path}${executable ? ' x' : ''}\0`).update(readFileSync(join(contextDir, path)));
-      }
-      else if (entry.isSymbolicLink()) hash.update(`\0${path} -> link\0`);
+      } else if (entry.isSymbolicLink()) hash.update(`\0${path} -> link\0`);
     }
   };
   walk('');

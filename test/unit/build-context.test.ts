@@ -19,9 +19,18 @@ describe('.dockerignore as okt evaluates it', () => {
     expect(isIgnored('src/index.ts', patterns)).toBe(false);
   });
 
+  it('lets the last matching pattern win, an exception bringing a path back (an allow list)', () => {
+    const allow = parseDockerignore('*\n!src\n!package.json\n*.md\n!README.md\nsrc/secret.ts\n')!;
+    expect(isIgnored('src/index.ts', allow)).toBe(false);
+    expect(isIgnored('src/secret.ts', allow)).toBe(true);
+    expect(isIgnored('package.json', allow)).toBe(false);
+    expect(isIgnored('README.md', allow)).toBe(false);
+    expect(isIgnored('NOTES.md', allow)).toBe(true);
+    expect(isIgnored('node_modules/x.js', allow)).toBe(true);
+  });
+
   it('gives up (every build runs) on what it does not evaluate', () => {
     expect(parseDockerignore('**/*.log')).toBeUndefined();
-    expect(parseDockerignore('*.md\n!README.md')).toBeUndefined();
     expect(parseDockerignore('[ab].txt')).toBeUndefined();
   });
 });
@@ -50,6 +59,7 @@ describe('contextDigest', () => {
     const root = context();
     const dockerfile = path.join(root, 'Dockerfile');
     const digest = () => contextDigest(root, dockerfile, ['sha256:base'])!;
+    expect(digest()).toBe(digest());
     const first = digest();
     expect(first).toMatch(/^[0-9a-f]{64}$/);
     writeFileSync(path.join(root, 'node_modules', 'x.js'), 'ignored');
@@ -64,5 +74,17 @@ describe('contextDigest', () => {
     const before = digest();
     writeFileSync(dockerfile, 'FROM node:24-slim\nCOPY src src\n');
     expect(digest()).not.toBe(before);
+  });
+
+  it('with an allow list, walks an excluded directory only for a file an exception brings back', () => {
+    const root = context();
+    const dockerfile = path.join(root, 'Dockerfile');
+    writeFileSync(path.join(root, '.dockerignore'), '*\n!src\n!Dockerfile\n!node_modules/keep.js\n');
+    const first = contextDigest(root, dockerfile, [])!;
+    writeFileSync(path.join(root, 'README.md'), 'not in the context');
+    writeFileSync(path.join(root, 'node_modules', 'other.js'), 'not in the context');
+    expect(contextDigest(root, dockerfile, [])).toBe(first);
+    writeFileSync(path.join(root, 'node_modules', 'keep.js'), 'in the context');
+    expect(contextDigest(root, dockerfile, [])).not.toBe(first);
   });
 });
