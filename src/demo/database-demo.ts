@@ -120,7 +120,7 @@ export class DatabaseDemo {
         await transport.patch(DEMO_RESOURCE, DEMO_NAMESPACE, DEMO_NAME, { spec: { desiredState: desired } });
         this.#out.info(`  spec.desiredState=${desired}`);
       }
-      const db = await this.#waitForReady(desired);
+      const db = await waitForReady(transport, DEMO_NAMESPACE, DEMO_NAME, desired);
       this.#out.info(`  ${desired} reached and Ready in ${Date.now() - started} ms; path ${db.status?.pathSummary ?? ''}`);
       if (desired === 'Servicing') this.#out.info(`  backup written: ${this.#backups().join(', ') || '(none found)'}`);
     }
@@ -166,18 +166,6 @@ export class DatabaseDemo {
     }, { timeoutMs: 60_000 });
   }
 
-  #waitForReady(desired: string): Promise<DatabaseObject> {
-    const transport = this.#need(this.transport);
-    return waitFor(`database/${DEMO_NAME} to reach ${desired} and be Ready`, async () => {
-      const db = await transport.get<DatabaseObject>(DEMO_RESOURCE, DEMO_NAMESPACE, DEMO_NAME);
-      const conditions = db.status?.conditions ?? [];
-      const stalled = findCondition(conditions, 'Stalled');
-      if (stalled?.status === 'True') throw new DemoStalled(`database/${DEMO_NAME} is Stalled (${stalled.reason}): ${stalled.message}`);
-      const ready = findCondition(conditions, 'Ready')?.status === 'True';
-      return db.status?.state === desired && ready && db.status.observedGeneration === db.metadata.generation ? db : undefined;
-    }, { timeoutMs: 300_000, isFatal: (error) => error instanceof DemoStalled });
-  }
-
   #backups(): string[] {
     try {
       return readdirSync(this.backupDir).filter((f) => f.endsWith('.dump')).map((f) => path.join(this.backupDir, f));
@@ -193,3 +181,15 @@ export class DatabaseDemo {
 }
 
 class DemoStalled extends Error {}
+
+/** Until the CR rests at `desired`, Ready for its current spec; fails at once when it is Stalled. */
+export function waitForReady(transport: KubeTransport, namespace: string, name: string, desired: string): Promise<DatabaseObject> {
+  return waitFor(`database/${name} to reach ${desired} and be Ready`, async () => {
+    const db = await transport.get<DatabaseObject>(DEMO_RESOURCE, namespace, name);
+    const conditions = db.status?.conditions ?? [];
+    const stalled = findCondition(conditions, 'Stalled');
+    if (stalled?.status === 'True') throw new DemoStalled(`database/${name} is Stalled (${stalled.reason}): ${stalled.message}`);
+    const ready = findCondition(conditions, 'Ready')?.status === 'True';
+    return db.status?.state === desired && ready && db.status.observedGeneration === db.metadata.generation ? db : undefined;
+  }, { timeoutMs: 300_000, isFatal: (error) => error instanceof DemoStalled });
+}

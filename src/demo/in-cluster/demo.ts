@@ -9,12 +9,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../cluster/index.ts';
 import { buildImage, loadIntoContainerd } from '../../cluster/image.ts';
-import { findCondition } from '../../kube/conditions.ts';
-import type { LifecycleStatus } from '../../kube/lifecycle-resource.ts';
-import { KubeTransport, type KubeObject } from '../../kube/transport/index.ts';
+import { KubeTransport } from '../../kube/transport/index.ts';
 import type { LifecycleEvent } from '../../events/index.ts';
 import { waitFor } from '../../util/wait-for.ts';
-import { DEMO_RESOURCE, DEMO_WALK, type DemoOutput } from '../database-demo.ts';
+import { DEMO_WALK, waitForReady, type DemoOutput } from '../database-demo.ts';
 import { applyYaml, followLogs, kubectl } from './kubectl.ts';
 import {
   APP_NAMESPACE,
@@ -40,7 +38,6 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const OKT_CLI = [process.execPath, `${REPO}bin/okt.js`];
 export const OPERATOR_DEPLOYMENT = 'okt-database';
 
-type DatabaseObject = KubeObject & { spec: { desiredState: string }; status?: LifecycleStatus };
 
 export interface InClusterDemoOptions {
   /** Use this cluster (a kubeconfig whose node runs the images) instead of starting one. */
@@ -106,7 +103,7 @@ export class InClusterDemo {
         await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'patch', `database/${DEMO_CR_NAME}`, '--type=merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
         this.#out.info(`  spec.desiredState=${desired}`);
       }
-      const db = await this.#waitForReady(desired);
+      const db = await waitForReady(this.#need(this.transport), APP_NAMESPACE, DEMO_CR_NAME, desired);
       await waitFor(`the CloudEvent of the transition to ${desired}`, async () => (arrivals(desired) > before ? true : undefined), { timeoutMs: 60_000 });
       this.#out.info(`  ${desired} reached and Ready in ${Date.now() - started} ms; path ${db.status?.pathSummary ?? ''}`);
       if (desired === 'Servicing') this.#out.info(`  backup written: ${(await this.#backups()).join(', ') || '(none found)'}`);
@@ -207,18 +204,6 @@ export class InClusterDemo {
     this.#out.event(event);
   }
 
-  #waitForReady(desired: string): Promise<DatabaseObject> {
-    const transport = this.#need(this.transport);
-    return waitFor(`database/${DEMO_CR_NAME} to reach ${desired} and be Ready`, async () => {
-      const db = await transport.get<DatabaseObject>(DEMO_RESOURCE, APP_NAMESPACE, DEMO_CR_NAME);
-      const conditions = db.status?.conditions ?? [];
-      const stalled = findCondition(conditions, 'Stalled');
-      if (stalled?.status === 'True') throw new DemoStalled(`database/${DEMO_CR_NAME} is Stalled (${stalled.reason}): ${stalled.message}`);
-      const ready = findCondition(conditions, 'Ready')?.status === 'True';
-      return db.status?.state === desired && ready && db.status.observedGeneration === db.metadata.generation ? db : undefined;
-    }, { timeoutMs: 300_000, isFatal: (error) => error instanceof DemoStalled });
-  }
-
   #kubeconfig(): string {
     return this.#need(this.kubeconfigPath);
   }
@@ -249,4 +234,3 @@ export function okt(args: readonly string[]): string {
   return execFileSync(OKT_CLI[0]!, [OKT_CLI[1]!, ...args], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 }
 
-class DemoStalled extends Error {}
