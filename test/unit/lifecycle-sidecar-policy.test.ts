@@ -114,6 +114,18 @@ describe('refusals said on the CR', () => {
     expect(findCondition(sim.status?.conditions ?? [], 'Ready')?.status).toBe('True');
   });
 
+  test('a paused CR with a refused sidecar says it is paused; resumed, it says why its sidecar is refused', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.spec = { ...sim.spec, paused: true };
+    sim.sidecarRefusal = notAllowedRefusal('b:G4nw.u', '"b:G4nw.u" is not http or https', []);
+    sim.reconcile();
+    expect(findCondition(sim.status?.conditions ?? [], 'Ready')).toMatchObject({ status: 'False', reason: 'Paused' });
+    expect(findCondition(sim.status?.conditions ?? [], 'Stalled')?.status).not.toBe('True');
+    sim.spec = { ...sim.spec, paused: false };
+    sim.reconcile();
+    expect(findCondition(sim.status?.conditions ?? [], 'Stalled')).toMatchObject({ status: 'True', reason: 'SidecarNotAllowed' });
+  });
+
   test('a Secret that cannot be read is looked at again after its delay; a deletion says how to release the CR', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.settle();

@@ -61,6 +61,8 @@ export interface SidecarRefusal {
   retryAfterMs?: number;
 }
 
+const PAUSED_MESSAGE = 'spec.paused is true: no transition is taken';
+
 /** What the sidecar said in this reconcile ('refused': the operator did not ask it, see SidecarRefusal). */
 export type SidecarView =
   | { kind: 'unavailable'; message: string }
@@ -198,6 +200,11 @@ export function step(input: StepInput): StepEffects {
   if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
   const sidecar = input.sidecar;
   if (sidecar.kind === 'refused') {
+    // Paused with no action to follow, nothing would be asked of the sidecar anyway: the CR says it is
+    // paused (the refusal is said once it is resumed).
+    if (resource.spec.paused === true && !resource.deleting && (stored.operation === undefined || TERMINAL_PHASES.has(stored.operation.phase))) {
+      return work.waiting(REASONS.paused, PAUSED_MESSAGE);
+    }
     // Nothing moves without the sidecar the CR names, and nothing was asked of it: a person must fix spec.sidecar (or the Secret).
     const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
     const effects = work.stall(sidecar.reason, `${sidecar.message}${release}`);
@@ -237,7 +244,7 @@ export function step(input: StepInput): StepEffects {
   const observed = work.observedEvents(sidecar);
 
   if (resource.spec.paused === true && !resource.deleting) {
-    return work.waiting(REASONS.paused, 'spec.paused is true: no transition is taken');
+    return work.waiting(REASONS.paused, PAUSED_MESSAGE);
   }
   const finished = work.status.operation;
   if (finished !== undefined && finished.phase !== 'Succeeded' && !(resource.deleting && finished.phase === 'Cancelled')) {
