@@ -2,6 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { mountsUnder } from './host.ts';
 import { acquireLock } from './lock.ts';
 import { buildahDir, imageLogPath } from './paths.ts';
 import { CommandError, runLogged, which } from './run.ts';
@@ -229,14 +230,4 @@ export function removeTree(dir: string): void {
   mounts = mountsUnder(dir);
   if (mounts.length > 0) throw new ImageError(`not removing ${dir}: ${mounts.join(', ')} still mounted there`);
   rmSync(dir, { recursive: true, force: true });
-}
-
-/** The mount points at or under `dir`, in mount order (from /proc/self/mountinfo). */
-export function mountsUnder(dir: string, mountinfo: string = readFileSync('/proc/self/mountinfo', 'utf8')): string[] {
-  return mountinfo
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((point): point is string => point !== undefined)
-    .map((point) => point.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))))
-    .filter((point) => point === dir || point.startsWith(`${dir}/`));
 }

@@ -185,14 +185,20 @@ export function removeStalePodNetns(): number {
   return removed;
 }
 
-/** Lazily unmount everything mounted under these directories, deepest first. */
-export function unmountUnder(dirs: readonly string[]): number {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+/** The mount points at or under `dir`, in mount order (from /proc/self/mountinfo). */
+export function mountsUnder(dir: string, mountinfo: string = readFileSync('/proc/self/mountinfo', 'utf8')): string[] {
+  return mountinfo
     .split('\n')
     .map((line) => line.split(' ')[4])
-    .filter((point): point is string => point !== undefined && dirs.some((dir) => point === dir || point.startsWith(`${dir}/`)))
-    .map((point) => point.replace(/\\040/g, ' '))
-    .sort((a, b) => b.length - a.length);
+    .filter((point): point is string => point !== undefined)
+    .map((point) => point.replace(/\\(\d{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))))
+    .filter((point) => point === dir || point.startsWith(`${dir}/`));
+}
+
+/** Lazily unmount everything mounted under these directories, deepest first. */
+export function unmountUnder(dirs: readonly string[]): number {
+  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+  const mounts = dirs.flatMap((dir) => mountsUnder(dir, mountinfo)).sort((a, b) => b.length - a.length);
   let count = 0;
   for (const point of mounts) {
     try {

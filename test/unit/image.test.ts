@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlan } from '../../src/cli/image.ts';
 import { CliError, EXIT } from '../../src/cli/errors.ts';
 import { dpkgExcludes, packedVersion, pullFailure, standInDockerfile } from '../../src/cluster/base-image.ts';
-import { budArgs, buildahArgs, buildahStorage, mountsUnder, parseInspect } from '../../src/cluster/buildah.ts';
+import { budArgs, buildahArgs, buildahStorage, parseInspect } from '../../src/cluster/buildah.ts';
+import { mountsUnder } from '../../src/cluster/host.ts';
 import { buildNpmrc, ctrImportArgs, normalizeReference, pushArgs, trustVolume } from '../../src/cluster/image.ts';
 import { CommandError } from '../../src/cluster/run.ts';
 
