@@ -5,6 +5,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ensureBaseImageIn, type BaseImage } from './base-image.ts';
 import { CONTEXT_LABEL, contextDigest, fromImages } from './build-context.ts';
+import { ctrArgs, K8S_NAMESPACE } from './ctr.ts';
+export { K8S_NAMESPACE } from './ctr.ts';
 import {
   buildah,
   budArgs,
@@ -28,8 +30,6 @@ export { ImageError, buildahStorage, type ImageOptions } from './buildah.ts';
 
 /** The tag `okt image build` gives, and the image `okt manifests --image okt:latest` runs. */
 export const DEFAULT_TAG = 'okt:latest';
-/** The containerd namespace the kubelet's CRI uses. */
-export const K8S_NAMESPACE = 'k8s.io';
 
 export interface BuildOptions extends ImageOptions {
   /** The build context; its `Dockerfile` is built as it is, unless `dockerfile` names another. */
@@ -153,7 +153,7 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
   if (!isSocket(socket)) throw new ImageError(`no containerd at ${socket}: start a node with \`npx okt cluster up --node\``);
   return imageJob(options, 'load', `loading ${reference} into the containerd at ${socket}`, async (job) => {
     const digest = (await inspectImage(job.storage, reference))?.labels[CONTEXT_LABEL];
-    const ctr = (args: readonly string[]) => promisify(execFile)(tool('ctr'), ['--address', socket, '-n', K8S_NAMESPACE, ...args], { env: job.env });
+    const ctr = (args: readonly string[]) => promisify(execFile)(tool('ctr'), ctrArgs(socket, args), { env: job.env });
     if (digest !== undefined && (await ctr(['images', 'list', `name==${reference}`])).stdout.includes(`${CONTEXT_LABEL}=${digest}`)) {
       job.progress(`okt image: ${reference} in the containerd at ${socket} is this build already (${CONTEXT_LABEL} ${digest.slice(0, 12)}): not loaded again`);
       return;
@@ -188,7 +188,7 @@ export function pushArgs(reference: string, archive: string): string[] {
 }
 
 export function ctrImportArgs(socket: string, archive: string): string[] {
-  return ['--address', socket, '-n', K8S_NAMESPACE, 'images', 'import', archive];
+  return ctrArgs(socket, ['images', 'import', archive]);
 }
 
 const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
@@ -16,9 +15,10 @@ import {
   unmountUnder,
   writeSysctl,
 } from './host.ts';
+import { ctr } from './ctr.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
 import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
-import { isStillOurs, killAndWait, killNow, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
+import { isStillOurs, killAndWait, killNow, killPids, launchProcess, pidsWhere, stopProcess, type ProcessRecord } from './processes.ts';
 import { waitFor } from '../util/wait-for.ts';
 import { tailOf, which } from './run.ts';
 
@@ -385,46 +385,27 @@ function killPodProcesses(): number {
   };
   for (const controller of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []) collect(join('/sys/fs/cgroup', controller, 'kubepods'));
   collect('/sys/fs/cgroup/kubepods');
-  for (const pid of shimPids(nodeLayout().socket)) pids.add(pid);
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
+  // The runtime shims of this node's containerd: their command line names its socket.
+  const { socket } = nodeLayout();
+  for (const pid of pidsWhere((argv) => argv[0]!.includes('containerd-shim') && argv.includes(socket))) pids.add(pid);
+  killPids(pids);
   return pids.size;
-}
-
-/** containerd-shim processes of this node's containerd (their command line names its socket). */
-function shimPids(socket: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv[0]?.includes('containerd-shim') && argv.includes(socket)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
 }
 
 /** Remove the Pods' containers from containerd's records (images stay), while it still runs. */
 function removeContainers(socket: string): void {
   if (!existsSync(socket)) return;
-  const ctr = (args: string[]) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 20_000 });
+  const inNode = (args: string[]) => ctr(socket, args, { timeoutMs: 20_000 });
   try {
-    const ids = ctr(['containers', 'list', '--quiet']).split('\n').filter(Boolean);
+    const ids = inNode(['containers', 'list', '--quiet']).split('\n').filter(Boolean);
     for (const id of ids) {
       try {
-        ctr(['tasks', 'delete', '--force', id]);
+        inNode(['tasks', 'delete', '--force', id]);
       } catch {
         // no task
       }
       try {
-        ctr(['containers', 'delete', id]);
+        inNode(['containers', 'delete', id]);
       } catch {
         // removed meanwhile
       }
@@ -461,16 +442,11 @@ function repairAfterCrash(layout: NodeLayout, progress: (line: string) => void):
 /** Kill what still runs of a node nobody stopped and put the host back; undefined when nothing was left. */
 export function repairNodeHost(): NodeCleanup | undefined {
   const layout = nodeLayout();
-  const leftovers = leftoverProcesses(layout);
+  // Components and shims of an earlier run: their command lines name the node's directories.
+  const leftovers = pidsWhere((argv) => argv.some((arg) => arg.includes(layout.dataDir) || arg.includes(layout.runDir)));
   const dirty = leftovers.length > 0 || existsSync(layout.hostSettings) || existsSync(layout.runDir);
   if (!dirty) return undefined;
-  for (const pid of leftovers) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  killPids(leftovers);
   const report = cleanHost(layout, killPodProcesses());
   return { ...report, killedPodProcesses: report.killedPodProcesses + leftovers.length };
 }
@@ -480,19 +456,4 @@ export function describeCleanup(report: NodeCleanup): string {
     `${report.killedPodProcesses} processes killed, ${report.unmounted} mounts, ${report.firewallRules} firewall rules, ` +
     `${report.netns} network namespaces, ${report.cgroups} cgroups removed; settings restored: ${report.sysctls.join(' ') || 'none changed'}`
   );
-}
-
-/** Processes whose command line names the node's directories: components and shims of an earlier run. */
-function leftoverProcesses(layout: NodeLayout): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes(layout.dataDir) || cmdline.includes(layout.runDir)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
 }

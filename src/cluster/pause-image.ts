@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ctr } from './ctr.ts';
 
 /** The sandbox image of every Pod: Kubernetes' own pause program, compiled at provisioning. */
 export const PAUSE_IMAGE = 'okt.local/pause:3.4';
@@ -12,12 +13,11 @@ export const PAUSE_IMAGE = 'okt.local/pause:3.4';
  * needs no image builder: an OCI image layout (one layer, a config, a manifest) written here.
  */
 export function importPauseImage(socket: string, pauseBinary: string): void {
-  const ctr = (args: string[]) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (ctr(['images', 'list', '--quiet']).split('\n').includes(PAUSE_IMAGE)) return;
+  if (ctr(socket, ['images', 'list', '--quiet']).split('\n').includes(PAUSE_IMAGE)) return;
   const work = mkdtempSync(join(tmpdir(), 'okt-pause-'));
   try {
     const archive = writePauseArchive(work, pauseBinary);
-    ctr(['images', 'import', archive]);
+    ctr(socket, ['images', 'import', archive]);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -27,7 +27,7 @@ function writePauseArchive(work: string, pauseBinary: string): string {
   const rootfs = join(work, 'rootfs');
   mkdirSync(rootfs);
   copyFileSync(pauseBinary, join(rootfs, 'pause'));
-  execFileSync('chmod', ['0755', join(rootfs, 'pause')]);
+  chmodSync(join(rootfs, 'pause'), 0o755);
   const layout = join(work, 'layout');
   const blobs = join(layout, 'blobs', 'sha256');
   mkdirSync(blobs, { recursive: true });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -65,6 +65,22 @@ export async function killAndWait(record: ProcessRecord): Promise<void> {
 /** For exit handlers, where nothing asynchronous runs any more. */
 export function killNow(record: ProcessRecord): void {
   if (isStillOurs(record)) signal(record.pid, 'SIGKILL');
+}
+
+/** The pids of running processes (this one aside) whose command line satisfies `matches`. */
+export function pidsWhere(matches: (argv: readonly string[]) => boolean): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .map(Number)
+    .filter((pid) => {
+      const argv = argvOf(pid);
+      return argv !== undefined && matches(argv);
+    });
+}
+
+/** SIGKILL each of these pids that still exists (no record to check: for leftovers found by what they run). */
+export function killPids(pids: Iterable<number>): void {
+  for (const pid of pids) signal(pid, 'SIGKILL');
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

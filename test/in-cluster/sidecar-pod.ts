@@ -2,20 +2,20 @@
 // Pod's emptyDir, which the host can read), the runs its actions logged (a hostPath), and the faults a
 // kubelet makes to it: its container killed (restarted with the same volume), its Pod deleted and made
 // anew by its Deployment (a new emptyDir: a sidecar without its journal).
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Operation } from '../../src/sidecar-client/protocol.ts';
 import { readJournal, replayJournal } from '../../sidecar/journal.ts';
 import { nodeContainerdSocket } from '../../src/cluster/index.ts';
+import { ctr } from '../../src/cluster/ctr.ts';
 import { waitFor } from '../../src/util/wait-for.ts';
 import { kubectl } from '../../src/demo/in-cluster/kubectl.ts';
 import type { RerunAllowance } from '../e2e/faults/checks.ts';
 
 const KUBELET_PODS = '/var/lib/okt-node/kubelet/pods';
 
-function ctr(args: readonly string[]): string {
-  return execFileSync('ctr', ['--address', nodeContainerdSocket(), '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+function inNode(args: readonly string[]): string {
+  return ctr(nodeContainerdSocket(), args);
 }
 
 interface PodJson {
@@ -103,7 +103,7 @@ export class SidecarPod {
     const status = (await this.pod()).status.containerStatuses?.find((c) => c.name === 'okt-sidecar');
     const id = status?.containerID?.replace(/^containerd:\/\//, '');
     if (!id) throw new Error('the okt-sidecar container has no id');
-    const tasks = ctr(['tasks', 'list']);
+    const tasks = inNode(['tasks', 'list']);
     const pid = Number(tasks.split('\n').find((line) => line.startsWith(id))?.split(/\s+/)[1]);
     if (!(pid > 0)) throw new Error(`no task of container ${id} in the node's containerd`);
     return { id, pid, restartCount: status?.restartCount ?? 0 };
@@ -132,7 +132,7 @@ export class SidecarPod {
   async deletePod(heldUnfinished: () => Promise<Set<string>>): Promise<void> {
     const pod = await this.pod();
     const task = await this.#sidecarTask();
-    ctr(['tasks', 'pause', task.id]);
+    inNode(['tasks', 'pause', task.id]);
     const journal = await this.journalFile();
     const kept = path.join(this.#keepDir, `journal.pod-${this.#formerJournals.length}.jsonl`);
     if (existsSync(journal)) copyFileSync(journal, kept);
