@@ -1,10 +1,10 @@
 import { freePorts } from '../net/free-ports.ts';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { adminGet } from './admin-get.ts';
 import { cleanupOnExit } from './exit-guard.ts';
 import { killAndWait, killNow, isStillOurs, launchProcess, stopProcess, type ProcessRecord } from './processes.ts';
 import { primaryIPv4 } from './host.ts';
@@ -252,16 +252,8 @@ function writeSecrets(layout: ReturnType<typeof controlPlaneLayout>, token: stri
 
 
 /** GET /readyz with the token: the HTTP status, or undefined when nothing answers yet. */
-export function readyzStatus(server: string, token: string): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const req = request(`${server}/readyz`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode);
-    });
-    req.on('error', () => resolve(undefined));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
+export async function readyzStatus(server: string, token: string): Promise<number | undefined> {
+  return (await adminGet(server, token, '/readyz'))?.status;
 }
 
 async function waitReady(

@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
@@ -15,6 +14,7 @@ import {
   unmountUnder,
   writeSysctl,
 } from './host.ts';
+import { adminGet } from './admin-get.ts';
 import { ctr } from './ctr.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
 import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
@@ -318,22 +318,11 @@ function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<
 class ComponentExited extends Error {}
 
 /** The Node's Ready condition is True. */
-function nodeIsReady(server: string, token: string, nodeName: string): Promise<true | undefined> {
-  return new Promise((resolve) => {
-    const req = request(`${server}/api/v1/nodes/${nodeName}`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        if (res.statusCode !== 200) return resolve(undefined);
-        const node = JSON.parse(body) as { status?: { conditions?: { type: string; status: string }[] } };
-        resolve(node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined);
-      });
-    });
-    req.on('error', () => resolve(undefined));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
+async function nodeIsReady(server: string, token: string, nodeName: string): Promise<true | undefined> {
+  const answer = await adminGet(server, token, `/api/v1/nodes/${nodeName}`);
+  if (answer?.status !== 200) return undefined;
+  const node = JSON.parse(answer.body) as { status?: { conditions?: { type: string; status: string }[] } };
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
 }
 
 /** What a stop put back, for the user to read. */
