@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../src/cluster/index.ts';
 import { buildImage, loadIntoContainerd } from '../../src/cluster/image.ts';
-import { applyYaml, kubectl } from '../../src/demo/in-cluster/kubectl.ts';
+import { applyYaml, namespaceWithToken, rolloutStatus, serviceHostAlias } from '../../src/demo/in-cluster/kubectl.ts';
 import { okt, sidecarSnippetFromCli } from '../../src/demo/in-cluster/demo.ts';
 import { OKT_IMAGE, POSTGRES_IMAGE, POSTGRES_SERVICE, SIDECAR_CONFIGMAP, TOKEN_SECRET, postgresDeployment, service, serviceHost } from '../../src/demo/in-cluster/objects.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../src/events/index.ts';
@@ -55,10 +55,7 @@ export async function startSystem(log: (line: string) => void): Promise<InCluste
     receiver = await createLifecycleEventReceiver({ host: address, port: 0, dedupe: 0, onEvent: (event) => void received.push(event) });
 
     const token = randomBytes(32).toString('hex');
-    for (const namespace of [OPERATOR_NAMESPACE, WALK_NAMESPACE, DOOMED_NAMESPACE]) {
-      await applyYaml(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
-      await applyYaml(kubeconfig, await kubectl(kubeconfig, ['-n', namespace, 'create', 'secret', 'generic', TOKEN_SECRET, `--from-literal=token=${token}`, '--dry-run=client', '-o', 'yaml']));
-    }
+    for (const namespace of [OPERATOR_NAMESPACE, WALK_NAMESPACE, DOOMED_NAMESPACE]) await namespaceWithToken(kubeconfig, namespace, TOKEN_SECRET, token);
     const sidecars = {} as InClusterSystem['sidecars'];
     const snippet = sidecarSnippetFromCli();
     for (const namespace of [WALK_NAMESPACE, DOOMED_NAMESPACE] as const) {
@@ -80,10 +77,7 @@ export async function startSystem(log: (line: string) => void): Promise<InCluste
     }
     // No cluster DNS on this node: the operator resolves the Services' names through hostAliases.
     const aliases: string[] = [];
-    for (const namespace of [WALK_NAMESPACE, DOOMED_NAMESPACE]) {
-      const ip = (await kubectl(kubeconfig, ['-n', namespace, 'get', 'service', POSTGRES_SERVICE, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-      aliases.push('--host-alias', `${serviceHost(POSTGRES_SERVICE, namespace)}=${ip}`);
-    }
+    for (const namespace of [WALK_NAMESPACE, DOOMED_NAMESPACE]) aliases.push('--host-alias', await serviceHostAlias(kubeconfig, namespace, POSTGRES_SERVICE));
     const manifests = okt([
       'manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database',
       '--image', OKT_IMAGE, '--namespace', OPERATOR_NAMESPACE, '--no-create-namespace',
@@ -94,8 +88,8 @@ export async function startSystem(log: (line: string) => void): Promise<InCluste
       ...aliases,
     ]);
     await applyYaml(kubeconfig, manifests);
-    for (const [namespace, deployment] of [[WALK_NAMESPACE, POSTGRES_SERVICE], [DOOMED_NAMESPACE, POSTGRES_SERVICE], [OPERATOR_NAMESPACE, OPERATOR]]) {
-      await kubectl(kubeconfig, ['-n', namespace!, 'rollout', 'status', `deploy/${deployment}`, '--timeout=180s']);
+    for (const [namespace, deployment] of [[WALK_NAMESPACE, POSTGRES_SERVICE], [DOOMED_NAMESPACE, POSTGRES_SERVICE], [OPERATOR_NAMESPACE, OPERATOR]] as const) {
+      await rolloutStatus(kubeconfig, namespace, deployment);
     }
     const sink = receiver;
     return {

@@ -13,7 +13,7 @@ import { KubeTransport } from '../../kube/transport/index.ts';
 import type { LifecycleEvent } from '../../events/index.ts';
 import { waitFor } from '../../util/wait-for.ts';
 import { DEMO_WALK, waitForReady, type DemoOutput } from '../database-demo.ts';
-import { applyYaml, followLogs, kubectl } from './kubectl.ts';
+import { applyYaml, followLogs, kubectl, namespaceWithToken, rolloutStatus, serviceHostAlias } from './kubectl.ts';
 import {
   APP_NAMESPACE,
   DEMO_CR_NAME,
@@ -29,7 +29,6 @@ import {
   databaseCr,
   eventsReceiver,
   postgresDeployment,
-  serviceHost,
   services,
   type SidecarSnippet,
 } from './objects.ts';
@@ -130,12 +129,8 @@ export class InClusterDemo {
   async #deployApplication(): Promise<void> {
     const kc = this.#kubeconfig();
     const token = randomBytes(32).toString('hex');
-    for (const namespace of [APP_NAMESPACE, OPERATOR_NAMESPACE]) {
-      await applyYaml(kc, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
-      // The README's `kubectl create secret generic okt-sidecar-token --from-literal=token=...`, in both namespaces.
-      const secret = await kubectl(kc, ['-n', namespace, 'create', 'secret', 'generic', TOKEN_SECRET, `--from-literal=token=${token}`, '--dry-run=client', '-o', 'yaml']);
-      await applyYaml(kc, secret);
-    }
+    // The same token Secret where the operator runs and where the sidecar runs.
+    for (const namespace of [APP_NAMESPACE, OPERATOR_NAMESPACE]) await namespaceWithToken(kc, namespace, TOKEN_SECRET, token);
     for (const service of services()) await applyYaml(kc, JSON.stringify(service));
     const config = await kubectl(kc, [
       '-n', APP_NAMESPACE, 'create', 'configmap', SIDECAR_CONFIGMAP,
@@ -145,8 +140,8 @@ export class InClusterDemo {
     await applyYaml(kc, JSON.stringify(eventsReceiver()));
     const snippet = sidecarSnippetFromCli();
     await applyYaml(kc, JSON.stringify(postgresDeployment(snippet)));
-    await this.#rollout(APP_NAMESPACE, EVENTS_SERVICE);
-    await this.#rollout(APP_NAMESPACE, POSTGRES_SERVICE);
+    await rolloutStatus(kc, APP_NAMESPACE, EVENTS_SERVICE);
+    await rolloutStatus(kc, APP_NAMESPACE, POSTGRES_SERVICE);
     this.#out.info(`      ${POSTGRES_SERVICE} and ${EVENTS_SERVICE} running in ${APP_NAMESPACE}`);
   }
 
@@ -156,18 +151,13 @@ export class InClusterDemo {
     await applyYaml(this.#kubeconfig(), yaml);
     const kinds = parseAllDocuments(yaml).map((d) => (d.toJS() as { kind?: string } | null)?.kind).filter(Boolean);
     this.#out.info(`      applied ${kinds.join(', ')}${aliases.length ? `; no cluster DNS here: --host-alias ${aliases.join(' --host-alias ')}` : ''}`);
-    await this.#rollout(OPERATOR_NAMESPACE, OPERATOR_DEPLOYMENT);
+    await rolloutStatus(this.#kubeconfig(), OPERATOR_NAMESPACE, OPERATOR_DEPLOYMENT);
   }
 
   /** Without cluster DNS, the operator resolves the Services' names through hostAliases to their ClusterIPs. */
   async #hostAliases(): Promise<string[]> {
     if (await this.#clusterHasDns()) return [];
-    const aliases: string[] = [];
-    for (const service of [POSTGRES_SERVICE, EVENTS_SERVICE]) {
-      const ip = (await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'get', 'service', service, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-      aliases.push(`${serviceHost(service)}=${ip}`);
-    }
-    return aliases;
+    return Promise.all([POSTGRES_SERVICE, EVENTS_SERVICE].map((service) => serviceHostAlias(this.#kubeconfig(), APP_NAMESPACE, service)));
   }
 
   async #clusterHasDns(): Promise<boolean> {
@@ -177,10 +167,6 @@ export class InClusterDemo {
     } catch {
       return false;
     }
-  }
-
-  async #rollout(namespace: string, deployment: string): Promise<void> {
-    await kubectl(this.#kubeconfig(), ['-n', namespace, 'rollout', 'status', `deploy/${deployment}`, '--timeout=180s']);
   }
 
   /** The pg_dump files in the database Pod, read with `kubectl exec` as a user would. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { serviceHost } from './objects.ts';
 
 // kubectl as a user runs it: the in-cluster demo applies and reads with the same commands the README shows.
 
@@ -22,6 +23,23 @@ export function kubectl(kubeconfig: string, args: readonly string[], input?: str
 /** A command's stdout piped into `kubectl apply -f -` (as `okt manifests ... | kubectl apply -f -`). */
 export function applyYaml(kubeconfig: string, yaml: string): Promise<string> {
   return kubectl(kubeconfig, ['apply', '-f', '-'], yaml);
+}
+
+/** A namespace, and in it the README's `kubectl create secret generic NAME --from-literal=token=...`. */
+export async function namespaceWithToken(kubeconfig: string, namespace: string, secret: string, token: string): Promise<void> {
+  await applyYaml(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
+  await applyYaml(kubeconfig, await kubectl(kubeconfig, ['-n', namespace, 'create', 'secret', 'generic', secret, `--from-literal=token=${token}`, '--dry-run=client', '-o', 'yaml']));
+}
+
+/** `--host-alias <service>.<namespace>.svc=<its ClusterIP>`'s value, for a cluster without DNS. */
+export async function serviceHostAlias(kubeconfig: string, namespace: string, service: string): Promise<string> {
+  const ip = (await kubectl(kubeconfig, ['-n', namespace, 'get', 'service', service, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+  return `${serviceHost(service, namespace)}=${ip}`;
+}
+
+/** Until the Deployment's rollout is complete. */
+export async function rolloutStatus(kubeconfig: string, namespace: string, deployment: string): Promise<void> {
+  await kubectl(kubeconfig, ['-n', namespace, 'rollout', 'status', `deploy/${deployment}`, '--timeout=180s']);
 }
 
 /** `kubectl logs -f`, line by line, until stopped; it is started again when the stream ends (the Pod restarted). */
