@@ -2,7 +2,7 @@
 // Pod's emptyDir, which the host can read), the runs its actions logged (a hostPath), and the faults a
 // kubelet makes to it: its container killed (restarted with the same volume), its Pod deleted and made
 // anew by its Deployment (a new emptyDir: a sidecar without its journal).
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Operation } from '../../src/sidecar-client/protocol.ts';
 import { readJournal, replayJournal } from '../../sidecar/journal.ts';
@@ -11,6 +11,7 @@ import { ctr } from '../../src/cluster/ctr.ts';
 import { waitFor } from '../../src/util/wait-for.ts';
 import { kubectl } from '../../src/demo/in-cluster/kubectl.ts';
 import type { RerunAllowance } from '../e2e/faults/checks.ts';
+import { readRuns, unfinishedIn } from '../e2e/faults/system.ts';
 
 const KUBELET_PODS = '/var/lib/okt-node/kubelet/pods';
 
@@ -76,17 +77,12 @@ export class SidecarPod {
 
   /** Operation id -> how many times its action started (each action appends its id to the runs log first). */
   runs(): Map<string, number> {
-    const counts = new Map<string, number>();
-    const text = existsSync(this.#runsLog) ? readFileSync(this.#runsLog, 'utf8') : '';
-    for (const id of text.split('\n').filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
-    return counts;
+    return readRuns(this.#runsLog);
   }
 
   /** Accepted and not finished in the current journal: actions running (or about to) right now. */
   async unfinished(): Promise<string[]> {
-    const file = await this.journalFile();
-    if (!existsSync(file)) return [];
-    return [...replayJournal(readJournal(file)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id);
+    return unfinishedIn(await this.journalFile());
   }
 
   async waitForRunningAction(timeoutMs: number): Promise<boolean> {
@@ -137,7 +133,7 @@ export class SidecarPod {
     const kept = path.join(this.#keepDir, `journal.pod-${this.#formerJournals.length}.jsonl`);
     if (existsSync(journal)) copyFileSync(journal, kept);
     this.#formerJournals.push(kept);
-    const unfinished = new Set(existsSync(kept) ? [...replayJournal(readJournal(kept)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id) : []);
+    const unfinished = new Set(unfinishedIn(kept));
     // Deleted while it rests, the Pod would take the application's state with it (the node's action is
     // not run again for a sidecar that comes back empty-handed): this fault is aimed at a running action.
     if (unfinished.size === 0) throw new Error('the sidecar Pod was to be deleted while an action runs, but none was running when it was frozen');

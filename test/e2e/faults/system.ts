@@ -27,6 +27,19 @@ export interface SidecarUnderTestOptions {
   journalDiskBytes?: number;
 }
 
+/** Operation id -> how many times its action started: a runs log holds one id per start (none yet: empty). */
+export function readRuns(file: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  for (const id of text.split('\n').filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+/** The operations a journal file holds as accepted but not finished (a missing file: none). */
+export function unfinishedIn(journalFile: string): string[] {
+  return [...replayJournal(readJournal(journalFile)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id);
+}
+
 /**
  * `okt sidecar` as a child process on a fixed port with a journal file. Every action first appends its
  * operation id to runs.log, so the runs of each operation can be counted independently of the sidecar;
@@ -176,20 +189,12 @@ export class SidecarUnderTest {
 
   /** Operation id -> how many times its action started, from runs.log. */
   runs(): Map<string, number> {
-    const counts = new Map<string, number>();
-    let text = '';
-    try {
-      text = readFileSync(path.join(this.dir, 'runs.log'), 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    for (const id of text.split('\n').filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
-    return counts;
+    return readRuns(path.join(this.dir, 'runs.log'));
   }
 
   /** Operations the journal holds as accepted but not finished: actions running (or about to) right now. */
   unfinished(): string[] {
-    return [...replayJournal(readJournal(this.journalFile)).values()].filter((r) => r.type === 'accepted').map((r) => r.operation.id);
+    return unfinishedIn(this.journalFile);
   }
 
   /** Waits (up to timeoutMs) until an action runs, so that a crash lands mid-action; false if none did. */
