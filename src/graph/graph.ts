@@ -1,5 +1,7 @@
-import { GraphDefinitionError } from './problems.ts';
-import { graphDataSchema, type GraphData, type NodeData } from './schema.ts';
+import type { MigrationPolicy, Migrations, MigrationSource, RemovedNode } from './migrations.ts';
+import { GraphDefinitionError, type GraphProblem } from './problems.ts';
+import { graphRevision } from './revision.ts';
+import { graphDataSchema, type GraphData, type MigrationsData, type NodeData } from './schema.ts';
 import { resolveGraph, type ResolvedNode, type RetryPolicy } from './validate.ts';
 
 export interface GraphNode<S extends string = string> {
@@ -18,13 +20,23 @@ export interface GraphNode<S extends string = string> {
   readonly cancellable: boolean;
   /** The child deletion takes from here (`onDelete`, else the default child); undefined on a leaf. */
   readonly deletionChild: S | undefined;
+  /** The names this node had in earlier revisions. */
+  readonly formerly: readonly string[];
 }
 
-export interface Graph<S extends string = string> {
+export interface Graph<S extends string = string> extends MigrationSource {
   readonly name: string;
   readonly description: string;
   readonly entry: S;
   readonly nodeNames: readonly S[];
+  /** A hash of what the graph does (see graphRevision): recorded in the CRD, in each CR's status and in every CloudEvent. */
+  readonly revision: string;
+  /** How CRs of earlier revisions come to this one. */
+  readonly migrations: Migrations;
+  /** Former name -> the node of this revision that bears it now. */
+  readonly formerNames: ReadonlyMap<string, S>;
+  /** The earlier revisions still served (their CRs stay there under the Manual policy), newest first. */
+  readonly previous: readonly Graph<string>[];
   node(name: S): GraphNode<S>;
   has(name: string): name is S;
   /** Plain, JSON-able data; loadGraph(graph.toData()) gives an equal graph. */
@@ -48,6 +60,8 @@ export interface NodeDefinition<S extends string> {
   readonly cancellable?: boolean;
   /** The child deletion goes to from this node (default: the default child). */
   readonly onDelete?: NoInfer<S>;
+  /** Names this node had in earlier revisions: their CRs migrate here, a running action keeps its operation id. */
+  readonly formerly?: readonly string[];
 }
 
 export interface GraphDefinition<S extends string> {
@@ -55,6 +69,13 @@ export interface GraphDefinition<S extends string> {
   readonly entry: NoInfer<S>;
   readonly description?: string;
   readonly nodes: { readonly [K in S]: NodeDefinition<S> };
+  /** How CRs of earlier revisions move here: `policy` (Automatic by default) and where removed nodes' CRs go. */
+  readonly migrations?: {
+    readonly policy?: MigrationPolicy;
+    readonly removed?: { readonly [removed: string]: NoInfer<S> | { readonly refuse: string } };
+  };
+  /** Earlier revisions this one still serves (under the Manual policy their CRs stay there until asked to move). */
+  readonly previous?: readonly Graph<string>[];
 }
 
 /**
@@ -78,9 +99,35 @@ export function loadGraph(data: unknown): Graph<string> {
     }));
     throw new GraphDefinitionError(name, problems, parsed.error.issues);
   }
-  const resolution = resolveGraph(parsed.data);
-  if (!resolution.ok) throw new GraphDefinitionError(parsed.data.name, resolution.problems);
-  return new ValidGraph(parsed.data.name, parsed.data.description ?? '', resolution.entry, resolution.nodes);
+  const { previous, problems } = loadPrevious(parsed.data);
+  const resolution = resolveGraph(parsed.data, previous.map((g) => ({ revision: g.revision, nodeNames: g.nodeNames })));
+  const all = [...problems, ...(resolution.ok ? [] : resolution.problems)];
+  if (!resolution.ok || all.length > 0) throw new GraphDefinitionError(parsed.data.name, all);
+  return new ValidGraph(parsed.data, resolution.entry, resolution.nodes, previous);
+}
+
+/** The earlier revisions a graph declares: Graphs (defineGraph) or their plain data, each valid and of the same name. */
+function loadPrevious(data: GraphData): { previous: Graph<string>[]; problems: GraphProblem[] } {
+  const previous: Graph<string>[] = [];
+  const problems: GraphProblem[] = [];
+  (data.previous ?? []).forEach((item, i) => {
+    try {
+      const graph = item instanceof ValidGraph ? item : loadGraph(isGraphLike(item) ? item.toData() : item);
+      if (graph.name !== data.name) {
+        problems.push({ code: 'previous-revision', path: ['previous', i], message: `previous[${i}]: is graph "${graph.name}", not an earlier revision of "${data.name}"` });
+      } else if (previous.some((g) => g.revision === graph.revision)) {
+        problems.push({ code: 'previous-revision', path: ['previous', i], message: `previous[${i}]: revision ${graph.revision} is listed twice` });
+      } else previous.push(graph);
+    } catch (error) {
+      if (!(error instanceof GraphDefinitionError)) throw error;
+      for (const p of error.problems) problems.push({ ...p, code: 'previous-revision', path: ['previous', i, ...p.path], message: `previous[${i}]: ${p.message}` });
+    }
+  });
+  return { previous, problems };
+}
+
+function isGraphLike(value: unknown): value is { toData(): unknown } {
+  return typeof value === 'object' && value !== null && typeof (value as { toData?: unknown }).toData === 'function';
 }
 
 /**
@@ -109,13 +156,24 @@ class ValidGraph implements Graph<string> {
   readonly description: string;
   readonly entry: string;
   readonly nodeNames: readonly string[];
+  readonly revision: string;
+  readonly migrations: Migrations;
+  readonly formerNames: ReadonlyMap<string, string>;
+  readonly previous: readonly Graph<string>[];
   readonly #nodes: ReadonlyMap<string, GraphNode<string>>;
 
-  constructor(name: string, description: string, entry: string, resolved: readonly ResolvedNode[]) {
-    this.name = name;
-    this.description = description;
+  constructor(data: GraphData, entry: string, resolved: readonly ResolvedNode[], previous: readonly Graph<string>[]) {
+    this.name = data.name;
+    this.description = data.description ?? '';
     this.entry = entry;
     this.nodeNames = Object.freeze(resolved.map((n) => n.name));
+    this.revision = graphRevision(data.name, entry, resolved);
+    this.migrations = Object.freeze({
+      policy: data.migrations?.policy ?? 'Automatic',
+      removed: new Map<string, RemovedNode>(Object.entries(data.migrations?.removed ?? {})),
+    });
+    this.formerNames = new Map(resolved.flatMap((n) => n.formerly.map((former): [string, string] => [former, n.name])));
+    this.previous = Object.freeze([...previous]);
     this.#nodes = new Map(
       resolved.map((n) => {
         const isLeaf = n.children.length === 0;
@@ -130,6 +188,7 @@ class ValidGraph implements Graph<string> {
           retry: n.retry === undefined ? undefined : Object.freeze({ ...n.retry }),
           cancellable: n.cancellable,
           deletionChild: n.deletionChild,
+          formerly: Object.freeze([...n.formerly]),
         });
         return [n.name, node];
       }),
@@ -158,10 +217,17 @@ class ValidGraph implements Graph<string> {
       if (node.retry !== undefined) data.retry = { ...node.retry };
       if (node.cancellable) data.cancellable = true;
       if (node.deletionChild !== undefined && node.deletionChild !== node.defaultChild) data.onDelete = node.deletionChild;
+      if (node.formerly.length > 0) data.formerly = [...node.formerly];
       return data;
     });
-    const description = this.description === '' ? {} : { description: this.description };
-    return { name: this.name, ...description, entry: this.entry, nodes };
+    const out: { -readonly [K in keyof GraphData]: GraphData[K] } = { name: this.name, entry: this.entry, nodes };
+    if (this.description !== '') out.description = this.description;
+    const migrations: { -readonly [K in keyof MigrationsData]: MigrationsData[K] } = {};
+    if (this.migrations.policy !== 'Automatic') migrations.policy = this.migrations.policy;
+    if (this.migrations.removed.size > 0) migrations.removed = Object.fromEntries(this.migrations.removed);
+    if (Object.keys(migrations).length > 0) out.migrations = migrations;
+    if (this.previous.length > 0) out.previous = this.previous.map((g) => g.toData());
+    return out;
   }
 }
 

@@ -1,12 +1,14 @@
 export { defineGraph, loadGraph, graphTable } from './graph.ts';
 export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf } from './graph.ts';
-export { DEFAULT_STATE, RESERVED_NAMES, conditionTypeProblem } from './names.ts';
+export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
+export { fateOf, strandedReason } from './migrations.ts';
+export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSource } from './migrations.ts';
 export { GraphDefinitionError } from './problems.ts';
 export type { GraphProblem, GraphProblemCode } from './problems.ts';
 export { graphDataSchema } from './schema.ts';
 export { DEFAULT_RETRY_BACKOFF_MS } from './validate.ts';
 export type { RetryPolicy } from './validate.ts';
-export type { GraphData, NodeData } from './schema.ts';
+export type { GraphData, NodeData, MigrationsData } from './schema.ts';
 export { renderMermaid } from './mermaid.ts';
 export type { MermaidClass } from './mermaid.ts';
 export { renderDot } from './dot.ts';

@@ -9,8 +9,22 @@ const MAX_NAME = 63;
 /** The special event meaning "go to the default (last) child, whatever its name". */
 export const DEFAULT_STATE = 'DefaultState';
 
-/** Names a node cannot take: the special event and the condition types the operator writes itself. */
-export const RESERVED_NAMES: readonly string[] = [DEFAULT_STATE, 'Ready', 'Reconciling', 'Stalled'];
+/** The one name a node cannot take: the special event (an event is a node's name). */
+export const RESERVED_NAMES: readonly string[] = [DEFAULT_STATE];
+
+/** The kstatus conditions okt writes itself (kubectl, Flux and Argo read them): a node of the same name gets a prefixed condition. */
+export const KSTATUS_CONDITION_TYPES: readonly string[] = ['Ready', 'Reconciling', 'Stalled'];
+
+/** Where a node's condition goes when its name is one of okt's own condition types. */
+export const NODE_CONDITION_PREFIX = 'node.okt.dev/';
+
+/**
+ * The condition type that mirrors a node: its name, except for a node named as one of okt's kstatus
+ * conditions (`Ready` -> `node.okt.dev/Ready`), so that any condition-type name can be a node name.
+ */
+export function nodeConditionType(node: string): string {
+  return KSTATUS_CONDITION_TYPES.includes(node) ? `${NODE_CONDITION_PREFIX}${node}` : node;
+}
 
 /** Why `name` is not a valid Kubernetes condition type, or undefined when it is one. */
 export function conditionTypeProblem(name: string): string | undefined {

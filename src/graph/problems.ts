@@ -18,7 +18,13 @@ export type GraphProblemCode =
   | 'reserved-name'
   | 'policy-without-action'
   | 'unknown-delete-child'
-  | 'deletion-cycle';
+  | 'deletion-cycle'
+  | 'condition-collision'
+  | 'formerly-conflict'
+  | 'removed-conflict'
+  | 'unknown-migration-target'
+  | 'unmapped-node'
+  | 'previous-revision';
 
 /** One thing wrong with a graph definition. `path` locates it in the plain-data form. */
 export interface GraphProblem {

@@ -16,7 +16,19 @@ const nodeBody = {
     .optional(),
   cancellable: z.boolean().optional(),
   onDelete: z.string().optional(),
+  /** Names this node had in earlier revisions of the graph: a CR there migrates here, its running action kept. */
+  formerly: z.array(z.string()).optional(),
 };
+
+/** Where the CRs on a node that a new revision removed go: another node, or nowhere (`refuse`, with the reason). */
+export const removedNodeSchema = z.union([z.string(), z.strictObject({ refuse: z.string().min(1) })]);
+
+/** How CRs on earlier revisions of the graph move to this one. */
+export const migrationsSchema = z.strictObject({
+  /** Automatic (default): at the CR's next reconcile. Manual: when the CR is annotated okt.dev/migrate=true. */
+  policy: z.enum(['Automatic', 'Manual']).optional(),
+  removed: z.record(z.string(), removedNodeSchema).optional(),
+});
 
 export const nodeDataSchema = z.strictObject({ name: z.string(), ...nodeBody });
 
@@ -31,10 +43,15 @@ export const graphDataSchema = z
         Object.entries(byName).map(([name, body]) => ({ name, ...body })),
       ),
     ]),
+    migrations: migrationsSchema.optional(),
+    /** Earlier revisions still served (each a graph of the same name, as plain data), newest first. */
+    previous: z.array(z.unknown()).optional(),
   });
 
 /** One node as plain data. `children` are in priority order, the last being the default child. */
 export type NodeData = z.output<typeof nodeDataSchema>;
+
+export type MigrationsData = z.output<typeof migrationsSchema>;
 
 /** A graph as plain data, JSON-able; `loadGraph(graph.toData())` gives the same graph back. */
 export type GraphData = z.output<typeof graphDataSchema>;

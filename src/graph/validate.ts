@@ -1,4 +1,5 @@
-import { conditionTypeProblem, RESERVED_NAMES } from './names.ts';
+import { checkMigrations } from './migrations.ts';
+import { conditionTypeProblem, nodeConditionType, RESERVED_NAMES } from './names.ts';
 import type { GraphProblem } from './problems.ts';
 import type { GraphData } from './schema.ts';
 
@@ -12,6 +13,7 @@ export interface ResolvedNode {
   readonly cancellable: boolean;
   /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf. */
   readonly deletionChild: string | undefined;
+  readonly formerly: readonly string[];
 }
 
 /** Re-run a failed action that raised no event: `attempts` runs in all, `backoffMs` before the second, doubling after. */
@@ -36,23 +38,34 @@ export function effectiveChildren(node: { children?: readonly string[]; triggers
   return [...(node.triggers ?? []), ...(node.children ?? [])];
 }
 
-/** Checks every rule at once and returns all problems, or the resolved nodes when there are none. */
-export function resolveGraph(data: GraphData): Resolution {
+/**
+ * Checks every rule at once and returns all problems, or the resolved nodes when there are none.
+ * `previous`: the node names of the earlier revisions the graph declares, each of which must find a place here.
+ */
+export function resolveGraph(data: GraphData, previous: readonly { revision: string; nodeNames: readonly string[] }[] = []): Resolution {
   const problems: GraphProblem[] = [];
   const report = (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) =>
     problems.push(node === undefined ? { code, path, message } : { code, node, path, message });
 
   const index = new Map<string, number>();
+  const conditionOwner = new Map<string, string>();
   data.nodes.forEach((node, i) => {
     const where: PropertyKey[] = ['nodes', i, 'name'];
     const nameProblem = conditionTypeProblem(node.name);
     if (nameProblem !== undefined) report('invalid-name', node.name, where, `node "${node.name}": name ${nameProblem}`);
     if (RESERVED_NAMES.includes(node.name)) {
-      report('reserved-name', node.name, where, `node "${node.name}": name is reserved (${RESERVED_NAMES.join(', ')} are used by okt itself)`);
+      report('reserved-name', node.name, where, `node "${node.name}": name is reserved (${RESERVED_NAMES.join(', ')} is the event "go to the default child")`);
     }
     if (index.has(node.name)) report('duplicate-node', node.name, where, `node "${node.name}": defined more than once`);
     else index.set(node.name, i);
+    const condition = nodeConditionType(node.name);
+    const owner = conditionOwner.get(condition);
+    if (owner !== undefined && owner !== node.name) {
+      report('condition-collision', node.name, where, `node "${node.name}": its condition type "${condition}" is also node "${owner}"'s`);
+    }
+    conditionOwner.set(condition, node.name);
   });
+  checkMigrations(data, previous, report);
 
   const edges = data.nodes.map((node, i) => {
     const seen = new Set<string>();
@@ -121,6 +134,7 @@ export function resolveGraph(data: GraphData): Resolution {
       retry: node.retry === undefined ? undefined : { attempts: node.retry.attempts, backoffMs: node.retry.backoffMs ?? DEFAULT_RETRY_BACKOFF_MS },
       cancellable: node.cancellable ?? false,
       deletionChild: deletionChildOf(node),
+      formerly: node.formerly ?? [],
     })),
   };
 }

@@ -4,6 +4,7 @@ import { databaseGraph } from '../../graphs/database.ts';
 import { reconciliationGraph } from '../../graphs/reconciliation.ts';
 import {
   conditionTypeProblem,
+  nodeConditionType,
   defineGraph,
   GraphDefinitionError,
   loadGraph,
@@ -154,11 +155,20 @@ describe('validation: every problem, at once, naming the node and the reason', (
     expect(conditionTypeProblem('')).toMatch(/empty/);
   });
 
-  test('reserved names: DefaultState and the conditions okt writes', () => {
-    for (const reserved of ['DefaultState', 'Ready', 'Reconciling', 'Stalled']) {
-      const problems = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: [reserved] }, { name: reserved }] }));
-      expect(brief(problems)).toEqual([`reserved-name:${reserved}`]);
+  test('reserved name: only DefaultState (the event); Ready, Reconciling and Stalled are node names like any other', () => {
+    const problems = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: ['DefaultState'] }, { name: 'DefaultState' }] }));
+    expect(brief(problems)).toEqual(['reserved-name:DefaultState']);
+    for (const kstatus of ['Ready', 'Reconciling', 'Stalled']) {
+      const graph = loadGraph({ name: 'g', entry: 'A', nodes: [{ name: 'A', children: [kstatus] }, { name: kstatus }] });
+      expect(graph.has(kstatus)).toBe(true);
+      expect(nodeConditionType(kstatus)).toBe(`node.okt.dev/${kstatus}`);
     }
+    expect(nodeConditionType('Running')).toBe('Running');
+  });
+
+  test('two nodes whose conditions would share a type are refused', () => {
+    const problems = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['Ready', 'node.okt.dev/Ready'] }, Ready: {}, 'node.okt.dev/Ready': {} } }));
+    expect(brief(problems)).toEqual(['condition-collision:node.okt.dev/Ready']);
   });
 
   test('node policies: retry and cancellable need an action, onDelete names a child, and deletion never loops', () => {
@@ -196,13 +206,13 @@ describe('validation: every problem, at once, naming the node and the reason', (
   test('reports every problem of a graph at once, and lists them in the message', () => {
     const error = (() => {
       try {
-        loadGraph({ name: 'broken', entry: 'A', nodes: [{ name: 'A', children: ['Ready', 'Missing'], action: true }, { name: 'Ready' }, { name: 'Orphan' }] });
+        loadGraph({ name: 'broken', entry: 'A', nodes: [{ name: 'A', children: ['DefaultState', 'Missing'], action: true }, { name: 'DefaultState' }, { name: 'Orphan' }] });
       } catch (e) {
         return e as GraphDefinitionError;
       }
       throw new Error('expected an error');
     })();
-    expect(brief([...error.problems])).toEqual(['action-on-entry:A', 'reserved-name:Ready', 'unknown-child:A', 'unreachable:Orphan']);
+    expect(brief([...error.problems])).toEqual(['action-on-entry:A', 'reserved-name:DefaultState', 'unknown-child:A', 'unreachable:Orphan']);
     expect(error.message).toMatch(/^graph "broken" is invalid \(4 problems\)/);
     expect(error.graph).toBe('broken');
   });

@@ -1,0 +1,18 @@
+import { createHash } from 'node:crypto';
+import type { ResolvedNode } from './validate.ts';
+
+/** The digits of a revision: 64 bits of sha256, plenty to tell a kind's revisions apart, short enough to read. */
+const REVISION_HEX_DIGITS = 16;
+
+/**
+ * A graph's revision: a hash of what it does, normalized (nodes sorted by name, policies with their
+ * defaults filled in). Descriptions, `formerly`, migrations and earlier revisions are left out: they
+ * change no CR's course, so editing them makes no new revision.
+ */
+export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[]): string {
+  const behaviour = [...nodes]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((n) => [n.name, n.children, n.triggers.length, n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs], n.cancellable, n.deletionChild ?? null]);
+  const canonical = JSON.stringify([name, entry, behaviour]);
+  return createHash('sha256').update(canonical).digest('hex').slice(0, REVISION_HEX_DIGITS);
+}

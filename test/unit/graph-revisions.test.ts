@@ -1,0 +1,81 @@
+import { describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
+import { defineGraph, fateOf, GraphDefinitionError, loadGraph, type GraphProblem } from '../../src/graph/index.ts';
+
+const v1 = databaseGraph;
+const v2 = defineGraph({
+  name: 'database',
+  entry: 'Start',
+  previous: [v1],
+  migrations: { removed: { Servicing: 'Serving', Stopping: { refuse: 'stop it on revision 1 first' } } },
+  nodes: {
+    Start: { children: ['Serving'] },
+    Serving: { formerly: ['Running'], children: ['End'] },
+    End: {},
+  },
+});
+
+function problemsOf(make: () => unknown): string[] {
+  try {
+    make();
+  } catch (error) {
+    if (error instanceof GraphDefinitionError) return error.problems.map((p: GraphProblem) => `${p.code}:${p.node ?? ''}`).sort();
+    throw error;
+  }
+  throw new Error('expected a GraphDefinitionError');
+}
+
+describe('graph revisions', () => {
+  test('a revision hashes what the graph does: descriptions, node order and formerly leave it alone, an edge changes it', () => {
+    const data = databaseGraph.toData();
+    expect(databaseGraph.revision).toMatch(/^[0-9a-f]{16}$/);
+    expect(loadGraph({ ...data, description: 'other words', nodes: [...data.nodes].reverse() }).revision).toBe(databaseGraph.revision);
+    const withRetryDefault = loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Servicing' ? { ...n, retry: { attempts: 2 } } : n)) });
+    const withRetryExplicit = loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Servicing' ? { ...n, retry: { attempts: 2, backoffMs: 1000 } } : n)) });
+    expect(withRetryDefault.revision).toBe(withRetryExplicit.revision);
+    expect(withRetryDefault.revision).not.toBe(databaseGraph.revision);
+    const reordered = loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Running' ? { ...n, children: ['Stopping', 'Servicing'] } : n)) });
+    expect(reordered.revision).not.toBe(databaseGraph.revision);
+  });
+
+  test('the fate of a node of an earlier revision: kept, renamed, moved, refused, stranded', () => {
+    expect(fateOf(v2, 'End')).toEqual({ kind: 'kept', node: 'End' });
+    expect(fateOf(v2, 'Running')).toEqual({ kind: 'renamed', node: 'Serving' });
+    expect(fateOf(v2, 'Servicing')).toEqual({ kind: 'moved', node: 'Serving' });
+    expect(fateOf(v2, 'Stopping')).toEqual({ kind: 'refused', reason: 'stop it on revision 1 first' });
+    expect(fateOf(v2, 'Elsewhere')).toEqual({ kind: 'stranded' });
+  });
+
+  test('migrations, formerly and earlier revisions round-trip through toData() and JSON', () => {
+    const again = loadGraph(JSON.parse(JSON.stringify(v2.toData())));
+    expect(again.toData()).toEqual(v2.toData());
+    expect(again.revision).toBe(v2.revision);
+    expect(again.previous.map((g) => g.revision)).toEqual([v1.revision]);
+    expect(again.migrations.policy).toBe('Automatic');
+    expect(again.node('Serving').formerly).toEqual(['Running']);
+  });
+
+  test('every problem of the migration declarations is named', () => {
+    expect(
+      problemsOf(() =>
+        loadGraph({
+          name: 'database',
+          entry: 'Start',
+          previous: [v1.toData(), { ...v1.toData(), name: 'other' }],
+          migrations: { removed: { Serving: 'End', Running: 'End', Gone: 'Nowhere' } },
+          nodes: { Start: { children: ['Serving'] }, Serving: { formerly: ['Running', 'End', 'bad name'], children: ['End'] }, End: { formerly: ['Running'] } },
+        }),
+      ),
+    ).toEqual([
+      'formerly-conflict:End',
+      'formerly-conflict:Serving',
+      'invalid-name:Serving',
+      'previous-revision:',
+      'removed-conflict:Running',
+      'removed-conflict:Serving',
+      'unknown-migration-target:Gone',
+      'unmapped-node:Servicing',
+      'unmapped-node:Stopping',
+    ]);
+  });
+});
