@@ -26,8 +26,7 @@ import { loadGraph, type Graph } from '../src/graph/index.ts';
 import { startControlPlane } from '../src/cluster/index.ts';
 import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
-import { step } from '../src/controller/lifecycle/step.ts';
-import { createPlanner } from '../src/plan/index.ts';
+import { createLifecycleModel, step } from '../src/controller/lifecycle/step.ts';
 import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
 import { generateCrd } from '../src/kube/crd.ts';
 import { findCondition } from '../src/kube/conditions.ts';
@@ -173,7 +172,7 @@ async function createResources(raw: RawApi, namespace: string, count: number, { 
 /** The status the operator writes for the subject's first transition (what a transition write carries), from the pure step. */
 function transitionStatus(subject: Subject): LifecycleStatus {
   const effects = step({
-    model: { graph: subject.graph, planner: createPlanner(subject.graph) },
+    model: createLifecycleModel(subject.graph),
     resource: { uid: '00000000-0000-0000-0000-000000000000', generation: 1, deleting: false, spec: { desiredState: subject.firstHop }, status: undefined },
     sidecar: { kind: 'answered', epoch: '00000000-0000-0000-0000-000000000000', observedEvents: [] },
     delivered: 0,

@@ -11,6 +11,7 @@ export const LIFECYCLE_EVENT_TYPES = {
   actionFailed: 'dev.okt.lifecycle.action.failed.v1',
   converged: 'dev.okt.lifecycle.converged.v1',
   stalled: 'dev.okt.lifecycle.stalled.v1',
+  migrated: 'dev.okt.lifecycle.migrated.v1',
 } as const;
 
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[keyof typeof LIFECYCLE_EVENT_TYPES];
@@ -26,6 +27,7 @@ const nodeName = z.string().min(1);
 export const lifecycleEventDataSchema = z
   .looseObject({
     graph: z.string().min(1).describe('The name of the lifecycle graph.'),
+    graphRevision: z.string().min(1).optional().describe('The revision of the graph the resource is on (a hash of what the graph does); absent only in events of an okt without revisions.'),
     transition: z.number().int().nonnegative().describe('The transition number this event belongs to (the count of transitions taken so far).'),
     from: nodeName.describe('The node the resource was in.'),
     to: nodeName.describe('The node the resource is in now (equal to from for events that are no transition).'),
@@ -39,10 +41,21 @@ export const lifecycleEventDataSchema = z
         node: nodeName.describe('The node whose action this is.'),
         phase: z.string().min(1).describe('Pending, Running, Succeeded, Failed or Cancelled.'),
         message: z.string().optional(),
+        formerNode: z.string().optional().describe('On migrated events: the name its node had in the earlier revision (the operation id is kept).'),
       })
       .optional()
       .describe('The action of the node, on action.* events and on the transition into a node with an action.'),
-    reason: z.string().optional().describe('Why, on converged and stalled events (a condition reason).'),
+    migration: z
+      .looseObject({
+        fromRevision: z.string().nullable().describe('The revision the resource was on (null: recorded by an okt without revisions).'),
+        toRevision: z.string().min(1).describe('The revision it is on now.'),
+        fromState: nodeName.describe('Its node in the earlier revision.'),
+        toState: nodeName.describe('Its node in this revision (a removed node\'s resources then enter it by a transition event).'),
+        kind: z.enum(['kept', 'renamed', 'moved']).describe('kept: same name; renamed: the node lists the old name in formerly; moved: the old node was removed and mapped here.'),
+      })
+      .optional()
+      .describe('On migrated events: from which revision and node to which.'),
+    reason: z.string().optional().describe('Why, on converged, stalled and migrated events (a condition reason).'),
     message: z.string().optional().describe('A human explanation, on stalled events.'),
   })
   .describe('The data of an okt lifecycle CloudEvent (types dev.okt.lifecycle.*.v1).');

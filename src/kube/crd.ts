@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Graph } from '../graph/index.ts';
+import { loadGraph, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
 
@@ -23,6 +23,36 @@ export interface ResolvedCrdNames {
 }
 
 export const GRAPH_ANNOTATION = 'okt.dev/graph';
+/** The revision of the graph the CRD was generated from (what the operator that goes with it drives CRs to). */
+export const GRAPH_REVISION_ANNOTATION = 'okt.dev/graph-revision';
+/** JSON: revision -> the graph's plain data, for that revision and every earlier one it still serves. */
+export const GRAPH_REVISIONS_ANNOTATION = 'okt.dev/graph-revisions';
+
+/** The graph and its earlier revisions as the CRD publishes them: one plain-data graph per revision. */
+export function publishedRevisions(graph: Graph): Record<string, unknown> {
+  const entries = [graph, ...graph.previous].map((g): [string, unknown] => {
+    const { previous: _earlier, ...data } = g.toData();
+    return [g.revision, data];
+  });
+  return Object.fromEntries(entries);
+}
+
+/**
+ * The graph a CR of this CRD is on, read from the CRD's annotations: `revision` (a CR's
+ * status.graphRevision), else the CRD's own. Undefined when the CRD does not publish it.
+ */
+export function publishedGraph(annotations: Record<string, string> | undefined, revision?: string): Graph | undefined {
+  const text = annotations?.[GRAPH_REVISIONS_ANNOTATION];
+  const wanted = revision ?? annotations?.[GRAPH_REVISION_ANNOTATION];
+  if (text === undefined || wanted === undefined) return undefined;
+  const data = (JSON.parse(text) as Record<string, unknown>)[wanted];
+  return data === undefined ? undefined : loadGraph(data);
+}
+
+/** Every name spec.desiredState may hold: the nodes, their former names, and the removed nodes migrations map. */
+export function desiredStateNames(graph: Graph): string[] {
+  return [...graph.nodeNames, ...graph.formerNames.keys(), ...graph.migrations.removed.keys()];
+}
 
 export function resolveCrdNames(names: CrdNames): ResolvedCrdNames {
   const singular = names.kind.toLowerCase();
@@ -47,8 +77,8 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const n = resolveCrdNames(names);
   const spec = structural(z.toJSONSchema(lifecycleSpecSchema, { target: 'openapi-3.0', io: 'input' }));
   const desiredState = (spec.properties as Record<string, JsonSchema>).desiredState!;
-  desiredState.enum = [...graph.nodeNames];
-  desiredState.description = `The node of the "${graph.name}" graph the application should reach.`;
+  desiredState.enum = desiredStateNames(graph);
+  desiredState.description = `The node of the "${graph.name}" graph the application should reach (a former name of a node stands for it).`;
   const status = structural(z.toJSONSchema(lifecycleStatusSchema, { target: 'openapi-3.0' }));
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
   // must take it. The operator's own parse still requires every field of a status that has a state.
@@ -60,7 +90,14 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${n.plural}.${n.group}`, annotations: { [GRAPH_ANNOTATION]: graph.name } },
+    metadata: {
+      name: `${n.plural}.${n.group}`,
+      annotations: {
+        [GRAPH_ANNOTATION]: graph.name,
+        [GRAPH_REVISION_ANNOTATION]: graph.revision,
+        [GRAPH_REVISIONS_ANNOTATION]: JSON.stringify(publishedRevisions(graph)),
+      },
+    },
     spec: {
       group: n.group,
       scope: 'Namespaced',
@@ -76,6 +113,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
             { name: 'Desired', type: 'string', jsonPath: '.spec.desiredState' },
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             { name: 'Path', type: 'string', jsonPath: '.status.pathSummary', priority: 1 },
+            { name: 'Revision', type: 'string', jsonPath: '.status.graphRevision', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -13,7 +13,7 @@ export {
   outboxEntrySchema,
 } from './lifecycle-resource.ts';
 export type { LifecycleSpec, LifecycleStatus, OperationPhase, OperationStatus, OutboxEntry, LastTransition } from './lifecycle-resource.ts';
-export { generateCrd, resolveCrdNames, GRAPH_ANNOTATION } from './crd.ts';
+export { generateCrd, resolveCrdNames, desiredStateNames, publishedGraph, publishedRevisions, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION, GRAPH_REVISIONS_ANNOTATION } from './crd.ts';
 export type { CrdNames, ResolvedCrdNames } from './crd.ts';
 export { generateRbac, operatorName } from './rbac.ts';
 export type { OperatorRbacOptions } from './rbac.ts';

@@ -75,6 +75,8 @@ export type OutboxEntry = z.infer<typeof outboxEntrySchema>;
 
 export const lifecycleStatusSchema = z.object({
   state: z.string().min(1),
+  /** The revision of the graph the resource is on: written with every status write. */
+  graphRevision: z.string().optional(),
   observedGeneration: z.number().int().nonnegative(),
   transition: z.number().int().nonnegative(),
   sequence: z.number().int().nonnegative(),

@@ -1,6 +1,7 @@
 // Real outbox entries for the events tests: the lead's pure lifecycle step driven through the database
 // graph (Start -> Running -> Servicing (fails) -> Running -> Stopping -> End), every event type included.
 import { databaseGraph } from '../../graphs/database.ts';
+import { loadGraph } from '../../src/graph/index.ts';
 import type { EmittedResource } from '../../src/events/index.ts';
 import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
@@ -29,6 +30,8 @@ export function simulatedOutbox(): OutboxEntry[] {
   run(6);
   sim.setDesired('Servicing');
   run(6);
+  // The operator rolls to a new revision (Stopping's action becomes cancellable): a migrated event.
+  sim.upgrade(loadGraph({ ...databaseGraph.toData(), nodes: databaseGraph.toData().nodes.map((n) => (n.name === 'Stopping' ? { ...n, cancellable: true } : n)) }));
   sim.setDesired('End');
   run(8);
   return [...seen.values()].sort((a, b) => a.sequence - b.sequence);

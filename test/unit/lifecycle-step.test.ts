@@ -40,7 +40,11 @@ describe('lifecycle step', () => {
     }
     expect(sim.status?.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running>Stopping>End');
     expect(conditionOf(sim, 'End')?.status).toBe('True');
-    expect(conditionOf(sim, 'Running')?.status).toBe('False');
+    expect(conditionOf(sim, 'Stopping')?.status).toBe('False');
+    // Only the node it is on and the one it just left keep a condition: status does not grow with the graph.
+    expect(conditionOf(sim, 'Running')).toBeUndefined();
+    expect(sim.status?.conditions.map((c) => c.type).sort()).toEqual(['End', 'Ready', 'Reconciling', 'Stalled', 'Stopping']);
+    expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
   });
 
   test('while the operation runs nothing changes and the reconciler polls', () => {

@@ -1,5 +1,4 @@
 import type { Graph } from '../../graph/index.ts';
-import { createPlanner } from '../../plan/index.ts';
 import {
   LIFECYCLE_FINALIZER,
   describeIssues,
@@ -21,7 +20,9 @@ import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
+  createLifecycleModel,
   DEFAULT_TEARDOWN_GRACE_MS,
+  MIGRATE_ANNOTATION,
   REASONS,
   STALLED,
   step,
@@ -129,7 +130,7 @@ export class LifecycleController {
   constructor(options: LifecycleControllerOptions) {
     this.#options = options;
     // The planner's tables and the decision table are built on first use, then cached.
-    this.#model = { graph: options.graph, planner: createPlanner(options.graph) };
+    this.#model = createLifecycleModel(options.graph);
     const { group, version } = options.resource;
     this.#apiVersion = group === '' ? version : `${group}/${version}`;
     this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {}, options.logger === undefined ? {} : { logger: options.logger });
@@ -213,6 +214,7 @@ export class LifecycleController {
 
     const sidecar = await this.#sidecarView(resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
+    if (metadata.annotations?.[MIGRATE_ANNOTATION] === 'true') view.migrateRequested = true;
     if (deleting) {
       view.deletionTimestamp = metadata.deletionTimestamp as string;
       view.abandonRequested = metadata.annotations?.[ABANDON_ANNOTATION] === 'true';

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Graph } from '../../graph/index.ts';
+import { fateOf, nodeConditionType, type Graph } from '../../graph/index.ts';
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
-import type { Planner } from '../../plan/index.ts';
+import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
 import {
   STATUS_PATH_LIMIT,
@@ -13,10 +13,18 @@ import {
 } from '../../kube/lifecycle-resource.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../events/types.ts';
 
-/** The graph of a controller with its planner (both precompute their tables once). */
+/** The graph of a controller with its planner (both precompute their tables once), and the earlier revisions it still serves. */
 export interface LifecycleModel {
   readonly graph: Graph;
   readonly planner: Planner;
+  /** Revision -> the model of an earlier revision the graph declares (`previous`): where the Manual policy keeps CRs. */
+  readonly earlier: ReadonlyMap<string, LifecycleModel>;
+}
+
+/** The model of a graph and of every earlier revision it declares. */
+export function createLifecycleModel(graph: Graph): LifecycleModel {
+  const earlier = new Map(graph.previous.map((g): [string, LifecycleModel] => [g.revision, { graph: g, planner: createPlanner(g), earlier: new Map() }]));
+  return { graph, planner: createPlanner(graph), earlier };
 }
 
 /** The resource as the informer cache has it, already parsed. */
@@ -30,6 +38,8 @@ export interface ResourceView {
   namespaceTerminating?: boolean;
   /** The annotation okt.dev/abandon asks to release the finalizer without driving the application down. */
   abandonRequested?: boolean;
+  /** The annotation okt.dev/migrate asks to move the resource to the operator's revision (the Manual migration policy). */
+  migrateRequested?: boolean;
   spec: LifecycleSpec;
   /** undefined on first sight; InvalidStatus when status does not parse. */
   status: LifecycleStatus | InvalidStatus | undefined;
@@ -153,12 +163,15 @@ export const REASONS = {
   invalidSpec: 'InvalidSpec',
   paused: 'Paused',
   backpressure: 'EventsBackpressure',
+  migrated: 'Migrated',
   entered: 'Entered',
   left: 'Left',
 } as const;
 
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
 export const ABANDON_ANNOTATION = 'okt.dev/abandon';
+/** The annotation that moves a resource to the operator's graph revision under the Manual migration policy. */
+export const MIGRATE_ANNOTATION = 'okt.dev/migrate';
 export const DEFAULT_TEARDOWN_GRACE_MS = 60_000;
 /** How long an abandoned deletion waits for its stalled event to reach the sink before the finalizer goes anyway. */
 export const ABANDON_DELIVERY_WAIT_MS = 60_000;
@@ -178,24 +191,27 @@ export function operationId(uid: string, transition: number, retries = 0): strin
  * the effects to carry out. At most one transition. Everything it needs is in the input, so a
  * restart at any line recomputes the same effects.
  */
-export function step(input: StepInput): StepEffects {
-  const { model, resource, now } = input;
-  const { graph } = model;
+export function step(given: StepInput): StepEffects {
+  const { resource, now } = given;
   if (resource.status !== undefined && 'invalid' in resource.status) {
     return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now);
   }
   const firstSight = resource.status === undefined;
-  const stored = resource.status ?? initialStatus(graph.entry, resource.generation, now);
-  const current = stored.state;
-  const work = new StatusDraft(stored, firstSight, resource, now, graph.name, input.delivered);
-  if (!graph.has(current)) {
-    return work.stall(REASONS.unknown, `status.state "${current}" is not a node of graph "${graph.name}"`);
+  const stored = resource.status ?? initialStatus(given.model.graph, resource.generation, now);
+  // The revision the resource is driven on: the operator's, or (Manual policy) the earlier one it stays on.
+  let model = given.model;
+  let migration = predictMigration(model.graph, model.planner, recordedPosition(stored, resource));
+  if (migration.kind === 'stays') {
+    model = given.model.earlier.get(migration.revision) ?? model;
+    migration = predictMigration(model.graph, model.planner, recordedPosition(stored, resource));
   }
-  const desired = resource.deleting ? deletionLeaf(graph, current) : resource.spec.desiredState;
-  work.desired = desired;
-  if (!graph.has(desired)) {
-    return work.stall(REASONS.unknown, `spec.desiredState "${desired}" is not a node of graph "${graph.name}" (nodes: ${graph.nodeNames.join(', ')})`);
-  }
+  const input: StepInput = { ...given, model };
+  const { graph } = model;
+  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered);
+  if (migration.kind === 'stranded') return work.stall(REASONS.unknown, migration.reason);
+  work.onRevision = migration.kind === 'current';
+  const desired = resolveDesired(graph, resource.spec.desiredState);
+  work.desired = resource.deleting ? deletionLeaf(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
   const abandon = abandonment(input);
   if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
   const sidecar = input.sidecar;
@@ -210,6 +226,10 @@ export function step(input: StepInput): StepEffects {
     const effects = work.stall(sidecar.reason, `${sidecar.message}${release}`);
     return sidecar.retryAfterMs === undefined ? effects : { ...effects, requeueAfterMs: sidecar.retryAfterMs };
   }
+  if (migration.kind === 'migrates') {
+    if (migration.state.kind === 'moved') return migrateInto(input, work, migration);
+    work.migrate(migration);
+  }
 
   // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
   const operation = stored.operation;
@@ -220,7 +240,7 @@ export function step(input: StepInput): StepEffects {
     }
     const seen = sidecar.operation ?? 'unknown';
     if (seen === 'unknown') {
-      if (resource.deleting && graph.node(operation.node).cancellable) {
+      if (resource.deleting && cancellable(graph, operation.node)) {
         work.finishOperation(operation, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: 'never started: the resource is being deleted', finishedAt: now });
       } else {
         // Committed but never started (a crash between the write and the start): start it now, same id, same sidecar.
@@ -236,10 +256,16 @@ export function step(input: StepInput): StepEffects {
       });
     } else {
       work.adoptAttempt(operation, sidecar.epoch, seen);
-      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(operation, resource.deleting && graph.node(operation.node).cancellable);
+      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(operation, resource.deleting && cancellable(graph, operation.node));
       work.finishOperation(operation, seen);
       operationEvents = seen.events;
     }
+  }
+  if (migration.kind === 'waits') {
+    // The action that held the migration back is over (its end is recorded): the resource moves now.
+    const now = predictMigration(graph, model.planner, { ...recordedPosition(work.status, resource), runningAction: undefined });
+    if (now.kind === 'migrates' && now.state.kind === 'moved') return migrateInto(input, work, now);
+    if (now.kind === 'migrates') work.migrate(now);
   }
   const observed = work.observedEvents(sidecar);
 
@@ -332,18 +358,61 @@ export function deletionLeaf(graph: Graph, from: string): string {
   return at;
 }
 
-/** A transition commits at most: action succeeded/failed, transition, action started, converged. */
-const MAX_EVENTS_PER_TRANSITION = 4;
+/** Where the resource stands, for the migration prediction. */
+function recordedPosition(status: LifecycleStatus, resource: ResourceView): Parameters<typeof predictMigration>[2] {
+  const operation = status.operation;
+  return {
+    revision: status.graphRevision,
+    state: status.state,
+    desired: resource.spec.desiredState,
+    runningAction: operation !== undefined && !TERMINAL_PHASES.has(operation.phase) ? operation.node : undefined,
+    migrateRequested: resource.migrateRequested === true,
+  };
+}
 
-function initialStatus(entry: string, generation: number, now: string): LifecycleStatus {
+/** The node of `graph` the resource is on, or will be once its migration is done. */
+function landing(graph: Graph, state: string, migration: MigrationPrediction): string {
+  if (migration.kind === 'migrates') return migration.state.node;
+  const fate = fateOf(graph, state);
+  return 'node' in fate ? fate.node : state;
+}
+
+function cancellable(graph: Graph, node: string): boolean {
+  return graph.has(node) && graph.node(node).cancellable;
+}
+
+/**
+ * The resource's node was removed and mapped to another: it enters that node by a transition (whose
+ * action, if any, starts), in the same write as the migration. Paused, or with no sidecar for that
+ * action, it waits on its old revision.
+ */
+function migrateInto(input: StepInput, work: StatusDraft, migration: Extract<MigrationPrediction, { kind: 'migrates' }>): StepEffects {
+  if (input.resource.spec.paused === true && !input.resource.deleting) return work.waiting(REASONS.paused, `${PAUSED_MESSAGE}; its migration waits too`);
+  const into = migration.state.node;
+  const waiting = work.cannotCommit(input, input.model.graph.node(into).hasAction);
+  if (waiting !== undefined) return waiting;
+  work.migrate(migration);
+  work.consumeObserved(input.sidecar);
+  return work.transition(into, [], input);
+}
+
+/** A transition commits at most: action succeeded/failed, migrated, transition, action started, converged. */
+const MAX_EVENTS_PER_TRANSITION = 5;
+
+/** The condition reasons of a node's condition: what tells okt's node conditions from others'. */
+const NODE_CONDITION_REASONS: ReadonlySet<string> = new Set([REASONS.entered, REASONS.left]);
+
+function initialStatus(graph: Graph, generation: number, now: string): LifecycleStatus {
+  const entry = graph.entry;
   return {
     state: entry,
+    graphRevision: graph.revision,
     observedGeneration: generation,
     transition: 0,
     sequence: 0,
     path: [entry],
     pathSummary: renderPath([entry]),
-    conditions: setCondition([], { type: entry, status: 'True', reason: REASONS.entered, message: `${entry} is the entry node`, observedGeneration: generation }, now),
+    conditions: setCondition([], { type: nodeConditionType(entry), status: 'True', reason: REASONS.entered, message: `${entry} is the entry node`, observedGeneration: generation }, now),
   };
 }
 
@@ -374,15 +443,17 @@ class StatusDraft {
   readonly status: LifecycleStatus;
   /** The node the resource is driven to: spec.desiredState, or the deletion's leaf. */
   desired: string;
+  /** The resource is on the revision of the graph it is driven with (not waiting for, nor stranded by, a migration). */
+  onRevision = false;
   readonly #stored: LifecycleStatus;
   readonly #firstSight: boolean;
   readonly #resource: ResourceView;
   readonly #generation: number;
   readonly #now: string;
-  readonly #graph: string;
+  readonly #graph: Graph;
   readonly #delivered: number;
 
-  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: string, delivered: number) {
+  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number) {
     this.#stored = stored;
     this.#firstSight = firstSight;
     this.#resource = resource;
@@ -464,15 +535,50 @@ class StatusDraft {
 
   /** A transition to `next` (backpressure and a missing sidecar may make it wait). */
   move(next: string, events: string[], input: StepInput): StepEffects {
-    const waiting = this.#cannotCommit(input, input.model.graph.node(next).hasAction);
+    const waiting = this.cannotCommit(input, input.model.graph.node(next).hasAction);
     if (waiting !== undefined) return waiting;
     this.consumeObserved(input.sidecar);
-    return this.#transition(next, events, input);
+    return this.transition(next, events, input);
+  }
+
+  /**
+   * Rewrites the status of an earlier revision in this one's words, in the same write as whatever this
+   * step does next: the revision, a renamed state, the running action's renamed node (its operation id
+   * kept), the path and the node conditions. A removed node's resource keeps its state here: the
+   * transition that follows takes it to the node its CRs go to.
+   */
+  migrate(migration: Extract<MigrationPrediction, { kind: 'migrates' }>): void {
+    const s = this.status;
+    const graph = this.#graph;
+    const from = { revision: this.#stored.graphRevision, state: s.state };
+    if (migration.state.kind !== 'moved') s.state = migration.state.node;
+    s.graphRevision = graph.revision;
+    this.onRevision = true;
+    const renamed = (name: string): string => {
+      const fate = fateOf(graph, name);
+      return fate.kind === 'kept' || fate.kind === 'renamed' ? fate.node : name;
+    };
+    s.path = s.path.map(renamed);
+    s.pathSummary = renderPath(s.path);
+    if (s.operation !== undefined) s.operation = { ...s.operation, node: renamed(s.operation.node) };
+    // The condition of the node it is on follows the rename; those of nodes it left go.
+    const kept = nodeConditionType(from.state);
+    const as = nodeConditionType(migration.state.kind === 'moved' ? from.state : s.state);
+    s.conditions = s.conditions.flatMap((c) => (!NODE_CONDITION_REASONS.has(c.reason) ? [c] : c.type === kept ? [{ ...c, type: as }] : []));
+    const to = migration.state.node;
+    const operation = migration.operation === undefined || s.operation === undefined ? {} : { operation: { ...summary(s.operation), formerNode: migration.operation.from } };
+    this.#emit(LIFECYCLE_EVENT_TYPES.migrated, to, {
+      ...this.#data(from.state, to, []),
+      reason: REASONS.migrated,
+      message: `migrated from revision ${from.revision ?? '(unrecorded)'} at ${from.state} to revision ${graph.revision} at ${to}${migration.state.kind === 'moved' ? ` (${from.state} was removed; its CRs go to ${to})` : ''}`,
+      migration: { fromRevision: from.revision ?? null, toRevision: graph.revision, fromState: from.state, toState: to, kind: migration.state.kind },
+      ...operation,
+    });
   }
 
   /** Runs the failed action of the current node again, under the next operation id. */
   retry(operation: OperationStatus, input: StepInput, why: string): StepEffects {
-    const waiting = this.#cannotCommit(input, true);
+    const waiting = this.cannotCommit(input, true);
     if (waiting !== undefined) return waiting;
     const s = this.status;
     const retries = (operation.retries ?? 0) + 1;
@@ -489,7 +595,7 @@ class StatusDraft {
   }
 
   /** What keeps a commit from being written now: a full outbox, or no sidecar to start its action on. */
-  #cannotCommit(input: StepInput, startsAction: boolean): StepEffects | undefined {
+  cannotCommit(input: StepInput, startsAction: boolean): StepEffects | undefined {
     if (this.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
       const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
       return { ...this.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
@@ -501,7 +607,7 @@ class StatusDraft {
     return undefined;
   }
 
-  #transition(next: string, events: string[], input: StepInput): StepEffects {
+  transition(next: string, events: string[], input: StepInput): StepEffects {
     const { model } = input;
     const s = this.status;
     const from = s.state;
@@ -511,8 +617,11 @@ class StatusDraft {
     s.path = appendToPath(s.path, next, STATUS_PATH_LIMIT);
     s.pathSummary = renderPath(s.path);
     s.lastTransition = { from, to: next, events: [...events], time: this.#now, generation: this.#generation };
-    this.#set(from, 'False', REASONS.left, `left for ${next} at transition ${s.transition}`);
-    this.#set(next, 'True', REASONS.entered, `entered from ${from} at transition ${s.transition} on ${events.join(', ')}`);
+    // Node conditions of nodes left earlier go: status does not grow with the graph.
+    s.conditions = s.conditions.filter((c) => !NODE_CONDITION_REASONS.has(c.reason) || c.type === nodeConditionType(from) || c.type === nodeConditionType(next));
+    this.#set(nodeConditionType(from), 'False', REASONS.left, `left for ${next} at transition ${s.transition}`);
+    const why = events.length > 0 ? ` on ${events.join(', ')}` : ' by migration';
+    this.#set(nodeConditionType(next), 'True', REASONS.entered, `entered from ${from} at transition ${s.transition}${why}`);
     const data = this.#data(from, next, events);
     this.#emit(LIFECYCLE_EVENT_TYPES.transition, next, data);
     const hasAction = model.graph.node(next).hasAction;
@@ -530,8 +639,8 @@ class StatusDraft {
       // A leaf ends the resource's life: look again to do that once its events are out.
       return model.graph.node(next).isLeaf ? { status: this.#pruned(), again: true } : { status: this.#pruned() };
     }
-    const why = next === desired ? REASONS.actionRunning : REASONS.progressing;
-    this.#readiness(false, why, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
+    const reason = next === desired ? REASONS.actionRunning : REASONS.progressing;
+    this.#readiness(false, reason, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
     if (s.operation !== undefined) return { status: this.#pruned(), startOperation: { id: s.operation.id, node: next, epoch: s.operation.epoch ?? '' }, poll: true };
     return { status: this.#pruned(), again: true };
   }
@@ -597,7 +706,9 @@ class StatusDraft {
   #pruned(): LifecycleStatus {
     const outbox = (this.status.outbox ?? []).filter((e) => e.sequence > this.#delivered);
     const { outbox: _old, ...rest } = this.status;
-    return outbox.length > 0 ? { ...rest, outbox } : rest;
+    // A status of an okt without revisions, on this revision's nodes, gains the revision with its next write.
+    const written = rest.graphRevision === undefined && this.onRevision ? { ...rest, graphRevision: this.#graph.revision } : rest;
+    return outbox.length > 0 ? { ...written, outbox } : written;
   }
 
   #readiness(ready: boolean, reason: string, message: string): void {
@@ -612,7 +723,8 @@ class StatusDraft {
 
   #data(from: string, to: string, events: readonly string[]): LifecycleEventData {
     return {
-      graph: this.#graph,
+      graph: this.#graph.name,
+      graphRevision: this.#graph.revision,
       transition: this.status.transition,
       from,
       to,
