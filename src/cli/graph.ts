@@ -1,8 +1,10 @@
-// `okt graph validate | render | simulate FILE`: a graph checked, drawn and walked before any cluster exists.
+// `okt graph validate | render | simulate FILE`: a graph checked, drawn and walked before any cluster exists;
+// `okt graph diff OLD NEW`: what a new revision changes.
 import { Command, Option } from 'commander';
-import { DEFAULT_STATE, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
+import { DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
 import { renderPath, toXStateSource } from '../machine/index.ts';
 import { CliError, EXIT, runAction, type ExitCode } from './errors.ts';
+import { formatGraphDiff } from './graph-diff.ts';
 import { loadGraphFile, type LoadedGraph } from './graph-module.ts';
 import { collectList, colorsFor, type Colors } from './output.ts';
 import { simulate, type Simulation } from './simulate.ts';
@@ -13,7 +15,7 @@ export type RenderFormat = (typeof RENDER_FORMATS)[number];
 const exportOption = () => new Option('--export <name>', 'the module export holding the graph (default: the default export, or the only Graph exported)');
 
 export function graphCommand(): Command {
-  const graph = new Command('graph').description('Check, draw and simulate a graph (a .ts/.js module or a JSON/YAML file)');
+  const graph = new Command('graph').description('Check, draw, simulate and compare graphs (a .ts/.js module or a JSON/YAML file)');
 
   graph
     .command('validate')
@@ -57,6 +59,26 @@ export function graphCommand(): Command {
         const result = simulate(loaded, { desired, from, extraEvents });
         process.stdout.write(formatSimulation(loaded, result, colorsFor(process.stdout)));
         return simulationExitCode(result);
+      }),
+    );
+
+  graph
+    .command('diff')
+    .description('Print what changed from OLD to NEW: nodes added, removed (and where their CRs go), renamed; children, priorities, defaults, triggers')
+    .argument('<old>', 'the earlier graph: module (.ts/.js) or data (.json/.yaml)')
+    .argument('<new>', 'the later graph: module (.ts/.js) or data (.json/.yaml)')
+    .option('--json', 'print the diff as JSON')
+    .option('--exit-code', 'exit 1 when the graphs differ (as git diff --exit-code)')
+    .option('--export-old <name>', 'the export of OLD holding the graph (as --export)')
+    .option('--export-new <name>', 'the export of NEW holding the graph (as --export)')
+    .action(
+      runAction('graph diff', async (oldFile: string, newFile: string, options: { json?: boolean; exitCode?: boolean; exportOld?: string; exportNew?: string }) => {
+        const { graph: old } = await loadGraphFile(oldFile, { exportName: options.exportOld });
+        const { graph: next } = await loadGraphFile(newFile, { exportName: options.exportNew });
+        const diff = diffGraphs(old, next);
+        process.stdout.write(options.json ? `${JSON.stringify(diff, null, 2)}\n` : formatGraphDiff(diff, colorsFor(process.stdout)));
+        // A diff is information: it fails only when asked to report a difference.
+        return options.exitCode && !diff.same ? EXIT.failed : EXIT.ok;
       }),
     );
 

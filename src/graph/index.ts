@@ -3,6 +3,8 @@ export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, Sta
 export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
 export { fateOf, strandedReason } from './migrations.ts';
 export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSource } from './migrations.ts';
+export { diffGraphs } from './diff.ts';
+export type { GraphDiff, NodeChange, RemovedNodeChange, NodeListChange, ValueChange } from './diff.ts';
 export { GraphDefinitionError } from './problems.ts';
 export type { GraphProblem, GraphProblemCode } from './problems.ts';
 export { graphDataSchema } from './schema.ts';

@@ -1,0 +1,54 @@
+// The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
+// and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
+import type { GraphDiff, NodeChange, NodeFate, RetryPolicy, ValueChange } from '../graph/index.ts';
+import type { Colors } from './output.ts';
+
+export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
+  const { from, to } = diff;
+  if (diff.same) return `${c.bold(`graph "${to.graph}"`)}: no change (revision ${to.revision})\n`;
+  const header =
+    from.graph === to.graph
+      ? `${c.bold(`graph "${to.graph}"`)}: ${from.revision} -> ${to.revision}`
+      : `${c.bold(`graph "${from.graph}"`)} ${from.revision} -> ${c.bold(`graph "${to.graph}"`)} ${to.revision}`;
+  const lines = [
+    header,
+    ...diff.nodes.added.map((node) => c.green(`+ node ${node}`)),
+    ...diff.nodes.removed.map(({ node, fate }) => c.red(`- node ${node} (${describeFate(fate)})`)),
+    ...diff.nodes.renamed.map(({ from: before, to: after }) => c.yellow(`~ node ${before} -> ${after} (renamed)`)),
+    ...(diff.entry === undefined ? [] : [c.yellow(`~ entry ${diff.entry.before} -> ${diff.entry.after}`)]),
+    ...(diff.policy === undefined ? [] : [c.yellow(`~ migration policy ${diff.policy.before} -> ${diff.policy.after}`)]),
+    ...diff.changed.map((change) => c.yellow(`~ ${change.node}: ${describeNodeChange(change)}`)),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Where a removed node's CRs go: its fate is moved, refused or stranded (kept and renamed nodes are not removed). */
+function describeFate(fate: NodeFate): string {
+  switch (fate.kind) {
+    case 'refused':
+      return `refused: ${fate.reason}`;
+    case 'stranded':
+      return 'stranded: no migration';
+    default:
+      return `CRs go to ${fate.node}`;
+  }
+}
+
+function describeNodeChange(change: NodeChange): string {
+  const parts: string[] = [];
+  const list = (names: readonly string[]) => `[${names.join(', ')}]`;
+  const value = (name: string | null) => name ?? 'none';
+  const yesNo = (flag: boolean) => (flag ? 'yes' : 'no');
+  const retry = (policy: RetryPolicy | null) => (policy === null ? 'none' : `${policy.attempts} attempts, backoff ${policy.backoffMs}ms`);
+  const add = <T>(label: string, field: ValueChange<T> | undefined, show: (v: T) => string, suffix = '') => {
+    if (field !== undefined) parts.push(`${label} ${show(field.before)} -> ${show(field.after)}${suffix}`);
+  };
+  add('children', change.children, list, change.children?.reordered ? ' (reordered)' : '');
+  add('triggers', change.triggers, list, change.triggers?.reordered ? ' (reordered)' : '');
+  add('default', change.defaultChild, value);
+  add('action', change.action, yesNo);
+  add('retry', change.retry, retry);
+  add('cancellable', change.cancellable, yesNo);
+  add('onDelete', change.onDelete, value);
+  return parts.join('; ');
+}

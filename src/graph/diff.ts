@@ -1,0 +1,133 @@
+// What changed between two revisions of a graph, as plain JSON-able data: `okt graph diff` prints it,
+// a pipeline can read its --json. Pure. Only what CRs live by is compared (as in the revision), plus
+// the migration policy: descriptions and `formerly` lists are not, except as the renames they make.
+import type { Graph, GraphNode } from './graph.ts';
+import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
+import type { RetryPolicy } from './validate.ts';
+
+/** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
+export interface ValueChange<T> {
+  readonly before: T;
+  readonly after: T;
+}
+
+/** A list of nodes (children, triggers) before and after; `reordered`: the nodes both lists hold come in another priority order. */
+export interface NodeListChange extends ValueChange<readonly string[]> {
+  readonly reordered: boolean;
+}
+
+/**
+ * How one node of the new graph differs from its old self (the old node of the same name, else the
+ * one renamed to it). Names of the old graph are given as the new graph calls them (through its
+ * renames), so a pure rename changes nothing here. Only what changed is present.
+ */
+export interface NodeChange {
+  /** The node's name in the new graph. */
+  readonly node: string;
+  /** The declared (ordinary) children, in priority order. */
+  readonly children?: NodeListChange;
+  readonly triggers?: NodeListChange;
+  readonly defaultChild?: ValueChange<string | null>;
+  readonly action?: ValueChange<boolean>;
+  readonly retry?: ValueChange<RetryPolicy | null>;
+  readonly cancellable?: ValueChange<boolean>;
+  /** The declared deletion child; `null`: deletion follows the default child. */
+  readonly onDelete?: ValueChange<string | null>;
+}
+
+/** An old node that is no more: `fate` (fateOf the new graph) says where its CRs go: moved, refused or stranded. */
+export interface RemovedNodeChange {
+  readonly node: string;
+  readonly fate: NodeFate;
+}
+
+export interface GraphDiff {
+  readonly from: { readonly graph: string; readonly revision: string };
+  readonly to: { readonly graph: string; readonly revision: string };
+  /**
+   * Same name, and nothing below changed: then the revisions are equal too. Equal revisions can still
+   * differ in `policy`, which is no part of the revision.
+   */
+  readonly same: boolean;
+  readonly nodes: {
+    /** New nodes that are no old node's new name. */
+    readonly added: readonly string[];
+    readonly removed: readonly RemovedNodeChange[];
+    readonly renamed: readonly { readonly from: string; readonly to: string }[];
+  };
+  readonly changed: readonly NodeChange[];
+  /** The entry node (the old one named as the new graph calls it). */
+  readonly entry?: ValueChange<string>;
+  readonly policy?: ValueChange<MigrationPolicy>;
+}
+
+export function diffGraphs(old: Graph, next: Graph): GraphDiff {
+  const fates = old.nodeNames.map((name) => ({ name, fate: fateOf(next, name) }));
+  // Old name -> the name its node bears in `next`, for the nodes that live on (kept or renamed).
+  const newName = new Map<string, string>();
+  for (const { name, fate } of fates) if (fate.kind === 'kept' || fate.kind === 'renamed') newName.set(name, fate.node);
+  const asNew = (name: string) => newName.get(name) ?? name;
+
+  const renamed = fates.flatMap(({ name, fate }) => (fate.kind === 'renamed' ? [{ from: name, to: fate.node }] : []));
+  const removed = fates.filter(({ fate }) => fate.kind !== 'kept' && fate.kind !== 'renamed').map(({ name, fate }) => ({ node: name, fate }));
+  // The old self of a new node: the same name first, else the first old node renamed to it.
+  const oldSelf = new Map<string, string>();
+  for (const { from, to } of renamed) if (!oldSelf.has(to)) oldSelf.set(to, from);
+  for (const name of old.nodeNames) if (next.has(name)) oldSelf.set(name, name);
+
+  const added = next.nodeNames.filter((name) => !oldSelf.has(name));
+  const changed = next.nodeNames.flatMap((name) => {
+    const self = oldSelf.get(name);
+    if (self === undefined) return [];
+    const change = diffNode(old.node(self), next.node(name), asNew);
+    return Object.keys(change).length > 1 ? [change] : []; // more than its name
+  });
+  const entry = changeOf(asNew(old.entry), next.entry);
+  const policy = changeOf(old.migrations.policy, next.migrations.policy);
+  const same = old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined;
+  return {
+    from: { graph: old.name, revision: old.revision },
+    to: { graph: next.name, revision: next.revision },
+    same,
+    nodes: { added, removed, renamed },
+    changed,
+    ...(entry === undefined ? {} : { entry }),
+    ...(policy === undefined ? {} : { policy }),
+  };
+}
+
+function diffNode(old: GraphNode, next: GraphNode, asNew: (name: string) => string): NodeChange {
+  const orNull = (name: string | undefined) => (name === undefined ? null : asNew(name));
+  const fields = {
+    children: listChange(declaredChildren(old).map(asNew), declaredChildren(next)),
+    triggers: listChange(old.triggers.map(asNew), next.triggers),
+    defaultChild: changeOf(orNull(old.defaultChild), next.defaultChild ?? null),
+    action: changeOf(old.hasAction, next.hasAction),
+    retry: changeOf(old.retry ?? null, next.retry ?? null),
+    cancellable: changeOf(old.cancellable, next.cancellable),
+    onDelete: changeOf(orNull(declaredOnDelete(old)), declaredOnDelete(next) ?? null),
+  };
+  return { node: next.name, ...Object.fromEntries(Object.entries(fields).filter(([, change]) => change !== undefined)) };
+}
+
+/** `children` holds the triggers first: the ordinary children are the rest. */
+function declaredChildren(node: GraphNode): readonly string[] {
+  return node.children.slice(node.triggers.length);
+}
+
+/** The onDelete a definition states: the deletion child unless it is the default one anyway (as toData() writes it). */
+function declaredOnDelete(node: GraphNode): string | undefined {
+  return node.deletionChild === node.defaultChild ? undefined : node.deletionChild;
+}
+
+/** Compared as JSON: every value here is plain data (names, lists of names, flags, retry policies). */
+function changeOf<T>(before: T, after: T): ValueChange<T> | undefined {
+  return JSON.stringify(before) === JSON.stringify(after) ? undefined : { before, after };
+}
+
+function listChange(before: readonly string[], after: readonly string[]): NodeListChange | undefined {
+  const change = changeOf(before, after);
+  if (change === undefined) return undefined;
+  const shared = (list: readonly string[], other: readonly string[]) => list.filter((name) => other.includes(name));
+  return { ...change, reordered: changeOf(shared(before, after), shared(after, before)) !== undefined };
+}
