@@ -22,6 +22,9 @@ export function fitToGraph(name: string, config: GraphConfig, graph: Graph, file
   }
   for (const [node, action] of Object.entries(config.nodes)) {
     const field = `${at}.nodes.${node}`;
+    // A node's name before an upgrade (renamed, or removed and mapped): its action still serves the
+    // operations started under that name, so a config may keep it while CRs migrate.
+    if (!graph.has(node) && (graph.formerNames.has(node) || graph.migrations.removed.has(node))) continue;
     if (!graph.has(node)) {
       problems.push({ field, reason: `graph "${graph.name}" has no node ${node}${didYouMean(node, withActions)} (its nodes with an action: ${withActions.join(', ') || 'none'})` });
       continue;

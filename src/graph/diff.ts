@@ -1,7 +1,7 @@
 // What changed between two revisions of a graph, as plain JSON-able data: `okt graph diff` prints it,
 // a pipeline can read its --json. Pure. Only what CRs live by is compared (as in the revision), plus
 // the migration policy: descriptions and `formerly` lists are not, except as the renames they make.
-import type { Graph, GraphNode } from './graph.ts';
+import { declaredOnDelete, type Graph, type GraphNode } from './graph.ts';
 import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
 import type { RetryPolicy } from './validate.ts';
 
@@ -113,11 +113,6 @@ function diffNode(old: GraphNode, next: GraphNode, asNew: (name: string) => stri
 /** `children` holds the triggers first: the ordinary children are the rest. */
 function declaredChildren(node: GraphNode): readonly string[] {
   return node.children.slice(node.triggers.length);
-}
-
-/** The onDelete a definition states: the deletion child unless it is the default one anyway (as toData() writes it). */
-function declaredOnDelete(node: GraphNode): string | undefined {
-  return node.deletionChild === node.defaultChild ? undefined : node.deletionChild;
 }
 
 /** Compared as JSON: every value here is plain data (names, lists of names, flags, retry policies). */

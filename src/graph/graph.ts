@@ -130,6 +130,11 @@ function isGraphLike(value: unknown): value is { toData(): unknown } {
   return typeof value === 'object' && value !== null && typeof (value as { toData?: unknown }).toData === 'function';
 }
 
+/** The onDelete a definition states: the deletion child unless it is the default child anyway. */
+export function declaredOnDelete<S extends string>(node: GraphNode<S>): S | undefined {
+  return node.deletionChild === node.defaultChild ? undefined : node.deletionChild;
+}
+
 /**
  * The integer form every hot path works on: node i is `names[i]`; its children, in effective
  * priority order, are `children[childStart[i] .. childStart[i+1])` (the last one is the default).
@@ -216,7 +221,8 @@ class ValidGraph implements Graph<string> {
       if (!node.isLeaf) data.children = node.children.slice(node.triggers.length);
       if (node.retry !== undefined) data.retry = { ...node.retry };
       if (node.cancellable) data.cancellable = true;
-      if (node.deletionChild !== undefined && node.deletionChild !== node.defaultChild) data.onDelete = node.deletionChild;
+      const onDelete = declaredOnDelete(node);
+      if (onDelete !== undefined) data.onDelete = onDelete;
       if (node.formerly.length > 0) data.formerly = [...node.formerly];
       return data;
     });

@@ -29,6 +29,17 @@ describe('fitToGraph', () => {
     ]);
   });
 
+  it('keeps the actions of nodes an upgrade renamed or removed (operations started under those names), and still names unknown ones', () => {
+    const v2 = defineGraph({
+      name: 'database', entry: 'Start', previous: [databaseGraph],
+      migrations: { removed: { Stopping: 'End' } },
+      nodes: { Start: { children: ['Running'] }, Running: { children: ['Backup', 'End'] }, Backup: { formerly: ['Servicing'], children: ['Running', 'End'] }, End: {} },
+    });
+    const { problems, missingActions } = fitToGraph('database', graphConfig({ nodes: { Running: run, Servicing: run, Backup: run, Stopping: run, Gone: run } }), v2, FILE);
+    expect(problems.map((p) => p.field)).toEqual(['graphs.database.nodes.Gone']);
+    expect(missingActions).toEqual([]);
+  });
+
   it('names the entry node and a leaf: they have no action', () => {
     const { problems } = fitToGraph('database', graphConfig({ nodes: { Start: run, End: run } }), databaseGraph, FILE);
     expect(problems.map((p) => [p.field, p.reason])).toEqual([
