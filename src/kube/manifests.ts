@@ -1,5 +1,5 @@
 import type { Graph } from '../graph/index.ts';
-import { generateCrd, resolveCrdNames, type CrdNames } from './crd.ts';
+import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
 
 /** The sidecar's port when its config does not say (sidecar/config.ts). */
@@ -107,7 +107,8 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
       replicas: options.replicas ?? 1,
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels },
+        // A new graph revision changes the pod template, so applying the manifests rolls the operator.
+        metadata: { labels, annotations: { [GRAPH_REVISION_ANNOTATION]: graph.revision } },
         spec: {
           serviceAccountName: name,
           ...(options.hostAliases?.length ? { hostAliases: podHostAliases(options.hostAliases) } : {}),

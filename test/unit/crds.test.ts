@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BUNDLED_GRAPHS } from '../../src/cli/bundled.ts';
 import { bundledCrdPath, bundledCrdYaml } from '../../src/cli/crd.ts';
+import { databaseGraph } from '../../graphs/database.ts';
+import { defineGraph } from '../../src/graph/index.ts';
+import { generateCrd, generateManifests, publishedGraph } from '../../src/kube/index.ts';
 
 // The committed CRDs (crds/*.yaml) must be what the code generates today.
 describe('crds/', () => {
@@ -27,5 +30,29 @@ describe('crds/', () => {
       ['database', 'Database', ['odb']],
       ['reconciliation', 'Reconciliation', ['orc']],
     ]);
+  });
+});
+
+describe('a graph revision in the CRD and the manifests', () => {
+  const v2 = defineGraph({
+    name: 'database', entry: 'Start', previous: [databaseGraph],
+    migrations: { removed: { Stopping: 'End' } },
+    nodes: { Start: { children: ['Running'] }, Running: { children: ['Backup', 'End'] }, Backup: { formerly: ['Servicing'], children: ['Running', 'End'] }, End: {} },
+  });
+  const names = { group: 'okt.dev', version: 'v1alpha1', kind: 'Database' };
+
+  it('publishes every served revision, readable back by revision, and accepts former and mapped names in desiredState', () => {
+    const crd = generateCrd(v2, names) as { metadata: { annotations: Record<string, string> }; spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: { desiredState: { enum: string[] } } } } } } }[] } };
+    const annotations = crd.metadata.annotations;
+    expect(annotations['okt.dev/graph-revision']).toBe(v2.revision);
+    expect(publishedGraph(annotations)?.revision).toBe(v2.revision);
+    expect(publishedGraph(annotations, databaseGraph.revision)?.nodeNames).toEqual(databaseGraph.nodeNames);
+    expect(publishedGraph(annotations, 'ffffffffffffffff')).toBeUndefined();
+    expect(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.desiredState.enum).toEqual(['Start', 'Running', 'Backup', 'End', 'Servicing', 'Stopping']);
+  });
+
+  it('puts the revision on the operator Pod template, so a new revision rolls the Deployment', () => {
+    const deployment = generateManifests(v2, names, { namespace: 'okt-system', createNamespace: false, image: 'okt:latest' }).find((d) => d.kind === 'Deployment') as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
+    expect(deployment.spec.template.metadata.annotations['okt.dev/graph-revision']).toBe(v2.revision);
   });
 });
