@@ -127,6 +127,36 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
   });
 
+  test('deletion does not need spec.desiredState to fit the new revision; a stranded deleted resource is released by okt.dev/abandon', () => {
+    const v2 = defineGraph({
+      name: 'database', entry: 'Start', previous: [databaseGraph],
+      migrations: { removed: { Servicing: { refuse: 'gone' }, Stopping: 'End' } },
+      nodes: { Start: { children: ['Running'] }, Running: { children: ['End'] }, End: {} },
+    });
+    const going = new LifecycleSim(databaseGraph, 'Running');
+    going.settle();
+    going.setDesired('Servicing');
+    going.upgrade(v2);
+    going.delete();
+    going.settle();
+    going.deliverAll();
+    going.settle();
+    expect(going.status?.state).toBe('End');
+    expect(going.finished).toBe('removeFinalizer');
+
+    const stuck = new LifecycleSim(databaseGraph, 'Servicing');
+    stuck.settle();
+    stuck.upgrade(v2);
+    stuck.delete();
+    stuck.reconcile();
+    expect(condition(stuck, 'Stalled')?.message).toMatch(/gone; or annotate okt\.dev\/abandon=true/);
+    stuck.abandonRequested = true;
+    stuck.settle();
+    stuck.deliverAll();
+    stuck.settle();
+    expect(stuck.finished).toBe('removeFinalizer');
+  });
+
   test('Manual policy: the resource stays on its revision (still driven there) until annotated okt.dev/migrate=true', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.settle();

@@ -208,7 +208,14 @@ export function step(given: StepInput): StepEffects {
   const input: StepInput = { ...given, model };
   const { graph } = model;
   const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered);
-  if (migration.kind === 'stranded') return work.stall(REASONS.unknown, migration.reason);
+  if (migration.kind === 'stranded') {
+    // Stranded, a deleted resource can still be released by hand (okt.dev/abandon).
+    work.desired = stored.state;
+    const abandon = resource.abandonRequested ? abandonment(input) : undefined;
+    if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
+    const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+    return work.stall(REASONS.unknown, `${migration.reason}${release}`);
+  }
   work.onRevision = migration.kind === 'current';
   const desired = resolveDesired(graph, resource.spec.desiredState);
   work.desired = resource.deleting ? deletionLeaf(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
@@ -364,7 +371,8 @@ function recordedPosition(status: LifecycleStatus, resource: ResourceView): Para
   return {
     revision: status.graphRevision,
     state: status.state,
-    desired: resource.spec.desiredState,
+    // Deletion drives the resource to a leaf whatever spec.desiredState says: that name does not have to fit.
+    desired: resource.deleting ? status.state : resource.spec.desiredState,
     runningAction: operation !== undefined && !TERMINAL_PHASES.has(operation.phase) ? operation.node : undefined,
     migrateRequested: resource.migrateRequested === true,
   };
