@@ -1,8 +1,6 @@
 // A user's first graph names a node Ready, the most common state name there is. On a real API server
 // okt's own Ready (kstatus) and the node's condition (node.okt.dev/Ready) live side by side, and
 // `kubectl wait` waits for either, the way the README says.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
@@ -10,12 +8,11 @@ import { createLogger } from '../../src/controller/index.ts';
 import { defineGraph } from '../../src/graph/index.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
-import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, kubectlWait, mergePatch } from './helpers/index.ts';
 import { applyCrd, type CrdManifest } from './helpers/crd.ts';
 import { waitFor } from './helpers/wait.ts';
 import type { DatabaseObject } from './helpers/lifecycle.ts';
 
-const run = promisify(execFile);
 const kc = e2eKubeConfig();
 const SERVICES = { group: 'apps.example.com', version: 'v1', plural: 'webapps', kind: 'WebApp' } as const;
 const graph = defineGraph({
@@ -46,20 +43,14 @@ afterAll(async () => {
   await sidecar?.close();
 });
 
-async function kubectlWait(name: string, condition: string): Promise<string> {
-  const { stdout } = await run('kubectl', ['wait', `--for=condition=${condition}`, `${SERVICES.plural}.${SERVICES.group}/${name}`, '-n', namespace, '--timeout=30s'], {
-    env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() },
-  });
-  return stdout;
-}
 
 describe('a node named Ready', () => {
   test('is driven like any node; kubectl waits for the node (node.okt.dev/Ready) and for okt\'s Ready, which stay apart', async () => {
     const api = kc.makeApiClient(CustomObjectsApi);
     const ref = { group: SERVICES.group, version: SERVICES.version, plural: SERVICES.plural, namespace };
     await api.createNamespacedCustomObject({ ...ref, body: { apiVersion: `${SERVICES.group}/${SERVICES.version}`, kind: SERVICES.kind, metadata: { name: 'web' }, spec: { desiredState: 'Ready' } } });
-    expect(await kubectlWait('web', 'node.okt.dev/Ready')).toContain('condition met');
-    expect(await kubectlWait('web', 'Ready')).toContain('condition met');
+    expect(await kubectlWait(`${SERVICES.plural}.${SERVICES.group}/web`, 'node.okt.dev/Ready', namespace)).toContain('condition met');
+    expect(await kubectlWait(`${SERVICES.plural}.${SERVICES.group}/web`, 'Ready', namespace)).toContain('condition met');
     const obj = (await api.getNamespacedCustomObject({ ...ref, name: 'web' })) as DatabaseObject;
     expect(obj.status?.state).toBe('Ready');
     expect(obj.status?.graphRevision).toBe(graph.revision);

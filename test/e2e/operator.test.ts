@@ -1,13 +1,10 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { createLogger } from '../../src/controller/index.ts';
-import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, expectHttpError } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, expectHttpError, kubectlWait } from './helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone } from './helpers/lifecycle.ts';
 
-const run = promisify(execFile);
 const kc = e2eKubeConfig();
 const api = databases(kc);
 let namespace: string;
@@ -33,25 +30,18 @@ afterAll(async () => {
   await sidecar?.close();
 });
 
-/** kubectl wait, the way a user would, against the same API server. */
-async function kubectlWait(name: string, condition: string): Promise<string> {
-  const { stdout } = await run('kubectl', ['wait', `--for=condition=${condition}`, `databases.${DATABASES.group}/${name}`, '-n', namespace, '--timeout=30s'], {
-    env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() },
-  });
-  return stdout;
-}
 
 describe('the operator on a real API server and a real sidecar', () => {
   test('walks Start -> Running -> Servicing -> Running -> Stopping -> End by editing spec.desiredState', async () => {
     await api.create(namespace, 'walk', { desiredState: 'Running' });
-    expect(await kubectlWait('walk', 'Running')).toContain('condition met');
+    expect(await kubectlWait(`databases.${DATABASES.group}/walk`, 'Running', namespace)).toContain('condition met');
     let db = await waitForDatabase(kc, namespace, 'walk', 'Ready', (o) => conditionOf(o, 'Ready')?.status === 'True');
     expect(db.metadata.finalizers).toContain('okt.dev/lifecycle');
     expect(db.status?.path).toEqual(['Start', 'Running']);
 
     for (const desired of ['Servicing', 'Running', 'Stopping']) {
       await api.patchSpec(namespace, 'walk', { desiredState: desired });
-      expect(await kubectlWait('walk', desired)).toContain('condition met');
+      expect(await kubectlWait(`databases.${DATABASES.group}/walk`, desired, namespace)).toContain('condition met');
       db = await waitForDatabase(kc, namespace, 'walk', `Ready at ${desired}`, (o) => o.status?.state === desired && conditionOf(o, 'Ready')?.status === 'True' && o.status.observedGeneration === o.metadata.generation);
     }
     expect(db.status?.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running>Stopping');

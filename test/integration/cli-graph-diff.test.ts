@@ -1,23 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import type { GraphDiff } from '../../src/graph/index.ts';
 import { okt } from '../fixtures/okt-process.ts';
+import { tempFiles } from '../fixtures/temp-files.ts';
 
 // `okt graph diff` as a person runs it: a module against a YAML file, human and --json, and its exit codes.
 
-const dir = mkdtempSync(path.join(tmpdir(), 'okt-cli-graph-diff-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const { dir, file } = tempFiles('okt-cli-graph-diff-');
 const graphIndex = pathToFileURL(path.resolve('src/graph/index.ts')).href;
-
-function file(name: string, text: string): string {
-  const at = path.join(dir, name);
-  writeFileSync(at, text);
-  return at;
-}
 
 const oldModule = file(
   'old.ts',

@@ -1,10 +1,7 @@
 import fc from 'fast-check';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { reconciliationGraph } from '../../graphs/reconciliation.ts';
 import { CliError, EXIT } from '../../src/cli/errors.ts';
@@ -15,16 +12,10 @@ import { simulate } from '../../src/cli/simulate.ts';
 import { loadGraph, renderDot, renderMermaid } from '../../src/graph/index.ts';
 import { createPlanner } from '../../src/plan/index.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
+import { tempFiles } from '../fixtures/temp-files.ts';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'okt-cli-graph-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const { dir, file } = tempFiles('okt-cli-graph-');
 const graphIndex = pathToFileURL(path.resolve('src/graph/index.ts')).href;
-
-function file(name: string, text: string): string {
-  const at = path.join(dir, name);
-  writeFileSync(at, text);
-  return at;
-}
 
 async function loadError(at: string, options?: Parameters<typeof loadGraphFile>[1]): Promise<CliError> {
   const error = await loadGraphFile(at, options).then(

@@ -1,6 +1,8 @@
 import './context.ts';
 import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 
 /** The kubeconfig of this run's control plane (started by test/e2e/global-setup.ts, or OKT_E2E_KUBECONFIG). */
@@ -45,4 +47,12 @@ export async function expectHttpError(call: Promise<unknown>): Promise<{ status:
     return { status, message };
   }
   throw new Error('expected the call to fail with an HTTP error, but it succeeded');
+}
+
+/** `kubectl wait --for=condition=CONDITION RESOURCE -n NAMESPACE`, the way a user waits, against the test API server. */
+export async function kubectlWait(resource: string, condition: string, namespace: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('kubectl', ['wait', `--for=condition=${condition}`, resource, '-n', namespace, '--timeout=30s'], {
+    env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() },
+  });
+  return stdout;
 }
