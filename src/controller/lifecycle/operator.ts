@@ -76,9 +76,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, { connections: options.connections ?? 16 });
   const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
   if (options.leaderElection) {
-    // One Lease guards the process, not each kind: the kinds share the workers' process, connections
-    // and emitter, so a Lease per kind would let a replica lead some kinds and stand by for others
-    // without a way to hand them over. Kinds split over processes run as operators of their own, each
+    // One Lease guards the process, not each kind (as controller-runtime's Manager guards all its
+    // controllers): a lost Lease ends the process below, every kind with it, so Leases per kind would
+    // not let kinds move on their own. Kinds spread over processes run as operators of their own, each
     // with its own Lease name.
     managerOptions.leaderElection = options.leaderElection;
     // As controller-runtime does: a replica that lost its Lease stops campaigning, so alive it would run
