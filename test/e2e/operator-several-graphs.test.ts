@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { reconciliationGraph } from '../../graphs/reconciliation.ts';
@@ -9,6 +11,7 @@ import { resourcePath } from '../../src/kube/transport/index.ts';
 import { startNoopSidecar as startNoopSidecarFor, type NoopSidecar } from '../../sidecar/noop.ts';
 import { applyCrd, createNamespace, e2eKubeConfig, type CrdManifest } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, waitForObject, waitForObjectGone, type LifecycleObject } from './helpers/lifecycle.ts';
+import { killHard, spawnOperator } from './helpers/operator-process.ts';
 
 // One startOperator serves two kinds, the database graph's and the reconciliation graph's, with a CR
 // of the same namespace/name in each: each is driven by its own graph, and each CR's events reach the
@@ -98,6 +101,32 @@ describe('one operator, two graphs', () => {
       const last = events.find((event) => Number(event.sequence) === sequences.length)!;
       expect(last.type).toBe('dev.okt.lifecycle.converged.v1');
       expect(last.data?.to).toBe('End');
+    }
+  });
+
+  test('okt run --kind-graph serves both kinds in one process, under one Lease', async () => {
+    const own = await createNamespace(kc, 'okt-several-graphs-run');
+    const graphFile = (name: string) => fileURLToPath(new URL(`../../graphs/${name}.ts`, import.meta.url));
+    const child = spawnOperator({
+      namespace: own,
+      sidecarUrl: sidecars[0]!.url,
+      token: sidecars[0]!.token,
+      kindGraphs: [`Database=${graphFile('database')}`, `Reconciliation=${graphFile('reconciliation')}`],
+      extra: ['--sidecar-url-allow', sidecars[1]!.url, '--leader-elect', '--leader-election-namespace', own, '--leader-election-id', 'okt-two-kinds'],
+    });
+    try {
+      await database.objects.create(own, NAME, { desiredState: 'Running', onLeaf: 'Keep' });
+      await reconciliation.objects.create(own, NAME, { desiredState: 'SuccessManager', onLeaf: 'Keep', sidecar: { url: sidecars[1]!.url } });
+      await waitForObject(database.objects, own, NAME, 'Ready at Running', ready('Running'));
+      await waitForObject(reconciliation.objects, own, NAME, 'Ready at SuccessManager', ready('SuccessManager'));
+      const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({ namespace: own });
+      expect(leases.items.map((lease) => lease.metadata?.name)).toEqual(['okt-two-kinds']);
+      // Stopped as a Deployment stops it: every kind's workers drain, the Lease is released, exit 0.
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      await killHard(child);
     }
   });
 });
