@@ -1,13 +1,17 @@
 import { Option, type Command } from 'commander';
 import type { CrdNames } from '../kube/crd.ts';
 import { collectList } from './output.ts';
-import { CliError, EXIT } from './errors.ts';
+import { usageError } from './errors.ts';
 
 // What the API server accepts (apimachinery's validation), checked here so that a typo fails before
 // anything is applied, naming the flag.
-const DNS_SUBDOMAIN_WITH_DOT = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
-const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const NAME_RULES = {
+  group: [/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/, 'a lower-case domain with at least one dot, e.g. okt.dev'],
+  version: [/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'a lower-case DNS label, e.g. v1alpha1'],
+  kind: [/^[A-Z][A-Za-z0-9]*$/, 'CamelCase letters and digits, e.g. Database'],
+  plural: [/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'a lower-case DNS label, e.g. databases'],
+  shortName: [/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'lower-case DNS labels, e.g. odb'],
+} as const satisfies Record<string, readonly [RegExp, string]>;
 
 export interface CrdNameFlags {
   group: string;
@@ -17,23 +21,39 @@ export interface CrdNameFlags {
   shortNames?: string[];
 }
 
-/** Adds --group, --version, --kind (required), --plural and --short-names to a command. */
-export function addCrdNameFlags(command: Command): Command {
+/**
+ * Adds --group, --version, --kind, --plural and --short-names to a command. --kind is required unless
+ * `kindRequired` is false, where --kind-graph may name the kinds instead (kind-graphs.ts).
+ */
+export function addCrdNameFlags(command: Command, { kindRequired = true } = {}): Command {
   return command
     .requiredOption('--group <group>', 'API group of the custom resource, a domain (okt.dev)')
     .requiredOption('--version <version>', 'API version (v1alpha1)')
-    .requiredOption('--kind <kind>', 'kind, in CamelCase (Database)')
+    .addOption(new Option('--kind <kind>', 'kind, in CamelCase (Database)').makeOptionMandatory(kindRequired))
     .option('--plural <plural>', 'plural resource name (default: the kind in lower case plus "s")')
     .addOption(new Option('--short-names <names>', 'short names, comma-separated (odb)').argParser(collectList));
 }
 
-/** The CRD names from the flags, each checked: a bad one is a usage error naming the flag. */
+/** The CRD names from the flags, each checked: every bad one is a usage error naming its flag, all at once. */
 export function crdNamesFromFlags(flags: CrdNameFlags): CrdNames {
-  check('--group', flags.group, DNS_SUBDOMAIN_WITH_DOT, 'a lower-case domain with at least one dot, e.g. okt.dev');
-  check('--version', flags.version, DNS_LABEL, 'a lower-case DNS label, e.g. v1alpha1');
-  check('--kind', flags.kind, KIND, 'CamelCase letters and digits, e.g. Database');
-  if (flags.plural !== undefined) check('--plural', flags.plural, DNS_LABEL, 'a lower-case DNS label, e.g. databases');
-  for (const name of flags.shortNames ?? []) check('--short-names', name, DNS_LABEL, 'lower-case DNS labels, e.g. odb');
+  const problems = crdNameProblems(flags);
+  if (problems.length > 0) throw usageError(problems);
+  return crdNamesOf(flags);
+}
+
+/** What is wrong with the CRD name flags given (--kind may be absent), each naming its flag. */
+export function crdNameProblems(flags: Omit<CrdNameFlags, 'kind'> & { kind?: string | undefined }): string[] {
+  return [
+    flagProblem('--group', 'group', flags.group),
+    flagProblem('--version', 'version', flags.version),
+    flags.kind === undefined ? undefined : flagProblem('--kind', 'kind', flags.kind),
+    flags.plural === undefined ? undefined : flagProblem('--plural', 'plural', flags.plural),
+    ...(flags.shortNames ?? []).map((name) => flagProblem('--short-names', 'shortName', name)),
+  ].filter((problem) => problem !== undefined);
+}
+
+/** The CRD names the flags give, unchecked. */
+export function crdNamesOf(flags: CrdNameFlags): CrdNames {
   return {
     group: flags.group,
     version: flags.version,
@@ -43,6 +63,13 @@ export function crdNamesFromFlags(flags: CrdNameFlags): CrdNames {
   };
 }
 
-function check(flag: string, value: string, pattern: RegExp, expected: string): void {
-  if (!pattern.test(value)) throw new CliError(EXIT.usage, `${flag}: "${value}" is not ${expected}`);
+/** What is wrong with a name, as `"okt" is not a lower-case domain …`, or undefined when it is good. */
+export function nameProblem(rule: keyof typeof NAME_RULES, value: string): string | undefined {
+  const [pattern, expected] = NAME_RULES[rule];
+  return pattern.test(value) ? undefined : `"${value}" is not ${expected}`;
+}
+
+function flagProblem(flag: string, rule: keyof typeof NAME_RULES, value: string): string | undefined {
+  const problem = nameProblem(rule, value);
+  return problem === undefined ? undefined : `${flag}: ${problem}`;
 }

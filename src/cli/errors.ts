@@ -27,6 +27,43 @@ export class CliError extends Error {
   }
 }
 
+/** Several usage problems found at once, each naming its flag or file. */
+export class UsageProblems extends CliError {
+  readonly problems: readonly CliError[];
+
+  constructor(problems: readonly CliError[]) {
+    const listed = problems.map((p) => `- ${p.message}${p.hint === undefined ? '' : `\n  ${p.hint}`}`);
+    super(EXIT.usage, `${problems.length} problems:\n${listed.join('\n')}`);
+    this.name = 'UsageProblems';
+    this.problems = problems;
+  }
+}
+
+/**
+ * One error for the problems found (at least one): a single problem as it is, several listed. A
+ * string is a usage problem; a plain Error a usage problem of its message (which names the flag).
+ */
+export function usageError(problems: readonly unknown[]): CliError {
+  const errors = problems.flatMap((problem): CliError[] => {
+    if (problem instanceof UsageProblems) return [...problem.problems];
+    if (problem instanceof CliError) return [problem];
+    return [new CliError(EXIT.usage, problem instanceof Error ? problem.message : String(problem))];
+  });
+  return errors.length === 1 ? errors[0]! : new UsageProblems(errors);
+}
+
+/**
+ * Runs every check of a command's flags, so that one error says all that is wrong with them: the
+ * checks' values by name, or the usageError of what they threw.
+ */
+export async function checkFlags<T extends Record<string, () => unknown>>(checks: T): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const names = Object.keys(checks);
+  const results = await Promise.allSettled(names.map(async (name) => checks[name]!()));
+  const problems = results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+  if (problems.length > 0) throw usageError(problems);
+  return Object.fromEntries(names.map((name, i) => [name, (results[i] as PromiseFulfilledResult<unknown>).value])) as { [K in keyof T]: Awaited<ReturnType<T[K]>> };
+}
+
 /** The lines printed for an error: never a stack trace. */
 export function describeError(command: string, error: unknown): { text: string; exitCode: ExitCode } {
   if (error instanceof CliError) {

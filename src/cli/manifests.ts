@@ -1,21 +1,19 @@
-// `okt manifests FILE --group G --version V --kind K`: everything to run the operator on a cluster.
-import { Command, Option } from 'commander';
+// `okt manifests FILE --group G --version V --kind K` (or --kind-graph KIND=FILE once per kind):
+// everything to run the operator on a cluster.
+import { Command } from 'commander';
 import { stringify } from 'yaml';
-import { resolveCrdNames } from '../kube/crd.ts';
-import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { generateManifests, sidecarSnippet, type HostAlias, type SecretKeyRef } from '../kube/manifests.ts';
-import { operatorName } from '../kube/rbac.ts';
-import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
+import { operatorName, singulars } from '../kube/rbac.ts';
 import { DEFAULT_OPERATOR_NAMESPACE } from './crd.ts';
-import { CliError, EXIT, runAction } from './errors.ts';
-import { loadGraphFile } from './graph-module.ts';
-import { toYamlDocuments } from './output.ts';
+import { CliError, EXIT, checkFlags, runAction } from './errors.ts';
+import { addKindGraphFlags, kindGraphSources, loadKindGraphs, type KindGraphFlags } from './kind-graphs.ts';
+import { collectRepeated, toYamlDocuments } from './output.ts';
+import { checkedSidecarPolicy } from './run.ts';
 
 export const DEFAULT_IMAGE = 'okt:latest';
 export const DEFAULT_TOKEN_SECRET = 'okt-sidecar-token';
 
-interface ManifestFlags extends CrdNameFlags {
-  export?: string;
+interface ManifestFlags extends KindGraphFlags {
   image: string;
   namespace: string;
   createNamespace: boolean;
@@ -36,48 +34,47 @@ interface ManifestFlags extends CrdNameFlags {
 export function manifestsCommand(): Command {
   const command = new Command('manifests')
     .description('Print the operator\'s deployment as multi-document YAML (kubectl apply -f -): Namespace, RBAC, CRD, graph ConfigMap, Deployment, and a sidecar snippet')
-    .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)');
-  addCrdNameFlags(command)
-    .addOption(new Option('--export <name>', 'the module export holding the graph'))
+    .argument('[file]', 'graph module (.ts/.js) or data (.json/.yaml) of the --kind (or give --kind-graph instead)');
+  addKindGraphFlags(command)
     .option('--image <image>', 'the okt container image (build it with the Dockerfile)', DEFAULT_IMAGE)
     .option('-n, --namespace <ns>', 'the operator\'s namespace', DEFAULT_OPERATOR_NAMESPACE)
     .option('--no-create-namespace', 'leave the Namespace object out (it exists already)')
-    .option('--name <name>', 'name of the Deployment, ServiceAccount, roles and Lease (default: okt-<kind in lower case>)')
+    .option('--name <name>', 'name of the Deployment, ServiceAccount, roles and Lease (default: okt-<kind in lower case>, the kinds joined by "-" for several)')
     .option('--replicas <n>', 'operator replicas (leader election keeps one active)', '1')
-    .option('--workers <n>', 'parallel reconciles per operator', '4')
+    .option('--workers <n>', 'parallel reconciles per operator and kind', '4')
     .option('--watch-namespace <ns>', 'watch custom resources in this namespace only (default: all)')
     .option('--sink <url>', 'CloudEvents sink the operator delivers lifecycle events to')
     .option('--sidecar-token-secret <name[/key]>', 'Secret (in the operator\'s namespace) holding the sidecar token', `${DEFAULT_TOKEN_SECRET}/token`)
     .option('--no-sidecar-token-secret', 'mount no sidecar token (CRs name theirs with spec.sidecar.tokenSecretRef: add --read-secrets)')
     .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef (a Role in --watch-namespace when given, else cluster-wide)', false)
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url (okt run --sidecar-url)')
-    .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
     .option('--teardown-grace <seconds>', 'okt run --teardown-grace: how long a deleted CR in a terminating namespace waits for its sidecar before it is released')
-    .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', collectRepeated, [] as string[])
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(
-      runAction('manifests', async (file: string, flags: ManifestFlags) => {
-        const names = crdNamesFromFlags(flags);
-        const replicas = positiveInteger('--replicas', flags.replicas);
-        const workers = positiveInteger('--workers', flags.workers);
-        const token = flags.sidecarTokenSecret === false ? false : secretKeyRef(flags.sidecarTokenSecret);
-        const name = flags.name ?? operatorName(names);
-        try {
-          new SidecarUrlPolicy({ ...(flags.sidecarUrl === undefined ? {} : { defaultUrl: flags.sidecarUrl }), allow: flags.sidecarUrlAllow });
-        } catch (error) {
-          throw new CliError(EXIT.usage, `--sidecar-url-allow / --sidecar-url: ${error instanceof Error ? error.message : String(error)}`);
-        }
+      runAction('manifests', async (file: string | undefined, flags: ManifestFlags) => {
+        const { sources, replicas, workers, token, hostAliases, teardownGraceSeconds } = await checkFlags({
+          sources: () => kindGraphSources(flags, { flag: 'FILE', file }),
+          replicas: () => positiveInteger('--replicas', flags.replicas),
+          workers: () => positiveInteger('--workers', flags.workers),
+          token: () => (flags.sidecarTokenSecret === false ? false : secretKeyRef(flags.sidecarTokenSecret)),
+          policy: () => checkedSidecarPolicy(flags),
+          hostAliases: () => flags.hostAlias.map(hostAlias),
+          teardownGraceSeconds: () => (flags.teardownGrace === undefined ? undefined : positiveInteger('--teardown-grace', flags.teardownGrace)),
+        });
+        const allNames = sources.map(({ names }) => names);
+        const name = flags.name ?? operatorName(allNames);
         const snippet = sidecarSnippet({
           image: flags.image,
-          configMap: `${resolveCrdNames(names).singular}-okt-sidecar`,
+          configMap: `${singulars(allNames)}-okt-sidecar`,
           token: token === false ? { name: DEFAULT_TOKEN_SECRET, key: 'token' } : token,
         });
         if (flags.sidecarOnly) {
           process.stdout.write(stringify(snippet, { lineWidth: 0 }));
           return;
         }
-        const { graph } = await loadGraphFile(file, { exportName: flags.export });
-        const documents = generateManifests(graph, names, {
+        const documents = generateManifests(await loadKindGraphs(sources), {
           namespace: flags.namespace,
           createNamespace: flags.createNamespace,
           image: flags.image,
@@ -89,8 +86,8 @@ export function manifestsCommand(): Command {
           sidecarToken: token,
           readSecrets: flags.readSecrets,
           sidecarUrlAllow: flags.sidecarUrlAllow,
-          hostAliases: flags.hostAlias.map(hostAlias),
-          ...(flags.teardownGrace === undefined ? {} : { teardownGraceSeconds: positiveInteger('--teardown-grace', flags.teardownGrace) }),
+          hostAliases,
+          ...(teardownGraceSeconds === undefined ? {} : { teardownGraceSeconds }),
           ...(flags.sidecarUrl === undefined ? {} : { sidecarUrl: flags.sidecarUrl }),
         });
         process.stdout.write(toYamlDocuments(documents) + commentedSnippet(snippet));

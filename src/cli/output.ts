@@ -22,3 +22,8 @@ export function toYamlDocuments(objects: readonly unknown[]): string {
 export function collectList(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')];
 }
+
+/** A repeatable flag's values, each kept whole: `--sidecar-url-allow A --sidecar-url-allow B`. */
+export function collectRepeated(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}

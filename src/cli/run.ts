@@ -1,20 +1,20 @@
-// `okt run`: the operator of one graph's custom resources, against the cluster KUBECONFIG names.
+// `okt run`: the operator of one graph's custom resources, or of several kinds each with its graph,
+// against the cluster KUBECONFIG names.
 import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
-import { parseShard, type Shard } from '../controller/lifecycle/shard.ts';
+import { parseShard } from '../controller/lifecycle/shard.ts';
 import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
 import { readTokenFile } from '../sidecar-client/token-file.ts';
 import { SidecarUrlPolicy } from '../controller/lifecycle/sidecar-policy.ts';
 import { resolveCrdNames } from '../kube/crd.ts';
-import { addCrdNameFlags, crdNamesFromFlags, type CrdNameFlags } from './crd-names.ts';
-import { CliError, EXIT, runAction } from './errors.ts';
-import { loadGraphFile } from './graph-module.ts';
+import { CliError, EXIT, checkFlags, runAction } from './errors.ts';
+import { addKindGraphFlags, kindGraphSources, loadKindGraphs, type KindGraphFlags } from './kind-graphs.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { collectRepeated } from './output.ts';
 import { untilSignal } from './signals.ts';
 
-interface RunFlags extends CrdNameFlags {
-  graph: string;
-  export?: string;
+interface RunFlags extends KindGraphFlags {
+  graph?: string;
   namespace?: string;
   labelSelector?: string;
   shard?: string;
@@ -31,10 +31,9 @@ interface RunFlags extends CrdNameFlags {
 
 export function runCommand(): Command {
   const command = new Command('run')
-    .description('Run the operator: drive every custom resource of a graph toward its spec.desiredState')
-    .requiredOption('--graph <file>', 'the graph module (.ts/.js) or data file (.json/.yaml)')
-    .option('--export <name>', 'the module export holding the graph');
-  addCrdNameFlags(command)
+    .description('Run the operator: drive every custom resource of a graph (or of several kinds, each with its graph) toward its spec.desiredState')
+    .option('--graph <file>', 'the graph module (.ts/.js) or data file (.json/.yaml) of the --kind');
+  addKindGraphFlags(command)
     .option('--namespace <ns>', 'watch only this namespace (default: every namespace)')
     .option('-l, --label-selector <selector>', 'only CRs with these labels (to split CRs between operators)')
     .option('--shard <i/N>', 'only shard i of N of the CRs, by a stable hash of their uid; with --leader-elect, each shard has its own Lease')
@@ -42,35 +41,38 @@ export function runCommand(): Command {
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
     .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef); read again after a sidecar answers 401 and at most 60 s later, so a rotated Secret mounted here is picked up without a restart')
-    .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collect, [] as string[])
+    .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
     .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')
     .option('--teardown-grace <seconds>', 'a deleted CR whose namespace is terminating and whose sidecar does not answer is released (finalizer removed, deletion abandoned) after this long', '60');
   addControllerRuntimeFlags(command);
   return command.action(
     runAction('run', async (flags: RunFlags) => {
-      const settings = controllerRuntimeSettings(flags);
-      const shard = flags.shard === undefined ? undefined : parseShardFlag(flags.shard);
+      const { settings, shard, kinds, pollIntervalMs, resyncPeriodMs, teardownGraceMs, allow, tokenFile } = await checkFlags({
+        settings: () => controllerRuntimeSettings(flags),
+        shard: () => (flags.shard === undefined ? undefined : parseShard(flags.shard)),
+        kinds: async () => loadKindGraphs(kindGraphSources(flags, { flag: '--graph', file: flags.graph })),
+        pollIntervalMs: () => milliseconds('--poll-interval', flags.pollInterval, 'positive'),
+        resyncPeriodMs: () => milliseconds('--resync-period', flags.resyncPeriod, 'zero or more'),
+        teardownGraceMs: () => milliseconds('--teardown-grace', flags.teardownGrace, 'zero or more'),
+        allow: () => checkedSidecarPolicy(flags),
+        tokenFile: () => (flags.sidecarTokenFile === undefined ? undefined : checkedTokenFile(flags.sidecarTokenFile)),
+      });
       // One Lease per shard: the replicas of a shard elect one leader among themselves.
       if (shard && settings.leaderElection) settings.leaderElection.name = `${settings.leaderElection.name}-shard-${shard.index}-of-${shard.count}`;
-      const names = resolveCrdNames(crdNamesFromFlags(flags));
-      const { graph } = await loadGraphFile(flags.graph, flags.export === undefined ? {} : { exportName: flags.export });
-      const pollIntervalMs = Number(flags.pollInterval) * 1000;
-      if (!(pollIntervalMs > 0)) throw new CliError(EXIT.usage, `--poll-interval: expected a positive number of seconds, got "${flags.pollInterval}"`);
-      const resyncPeriodMs = Number(flags.resyncPeriod) * 1000;
-      if (!(resyncPeriodMs >= 0)) throw new CliError(EXIT.usage, `--resync-period: expected a number of seconds >= 0, got "${flags.resyncPeriod}"`);
-      const teardownGraceMs = Number(flags.teardownGrace) * 1000;
-      if (!(teardownGraceMs >= 0)) throw new CliError(EXIT.usage, `--teardown-grace: expected a number of seconds >= 0, got "${flags.teardownGrace}"`);
       // Loaded here, not at the top: every other okt command starts faster without them.
       const [{ createLogger }, { startOperator }] = await Promise.all([import('../controller/logger.ts'), import('../controller/lifecycle/index.ts')]);
       const logger = createLogger({ level: settings.logLevel });
-      const sidecar: SidecarDefaults = { allow: checkedSidecarPolicy(flags) };
+      const sidecar: SidecarDefaults = { allow };
       if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
-      if (flags.sidecarTokenFile !== undefined) sidecar.tokenFile = checkedTokenFile(flags.sidecarTokenFile);
+      if (tokenFile !== undefined) sidecar.tokenFile = tokenFile;
+      const resources = kinds.map(({ graph, names }) => {
+        const { group, version, plural, kind } = resolveCrdNames(names);
+        return { graph, resource: { group, version, plural, kind } };
+      });
       const operator = await startOperator({
         kubeConfig: loadKubeConfig(),
-        graph,
-        resource: { group: names.group, version: names.version, plural: names.plural, kind: names.kind },
+        kinds: resources,
         workers: settings.workers,
         health: settings.health,
         leaderElection: settings.leaderElection,
@@ -85,7 +87,8 @@ export function runCommand(): Command {
         ...(flags.labelSelector === undefined ? {} : { labelSelector: flags.labelSelector }),
         ...(shard === undefined ? {} : { shard }),
       });
-      logger.info({ graph: graph.name, resource: `${names.plural}.${names.group}/${names.version}`, healthPort: operator.manager.healthPort }, 'operator started');
+      const served = resources.map(({ graph, resource: r }) => ({ graph: graph.name, resource: `${r.plural}.${r.group}/${r.version}` }));
+      logger.info({ kinds: served, healthPort: operator.manager.healthPort }, 'operator started');
       await untilSignal();
       logger.info('stopping: draining the workers');
       await operator.stop();
@@ -93,20 +96,15 @@ export function runCommand(): Command {
   );
 }
 
-function parseShardFlag(text: string): Shard {
-  try {
-    return parseShard(text);
-  } catch (error) {
-    throw new CliError(EXIT.usage, error instanceof Error ? error.message : String(error));
-  }
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/** A number of seconds as milliseconds: above 0, or 0 or more. */
+function milliseconds(flag: string, text: string, range: 'positive' | 'zero or more'): number {
+  const ms = Number(text) * 1000;
+  if (range === 'positive' ? ms > 0 : ms >= 0) return ms;
+  throw new CliError(EXIT.usage, `${flag}: expected ${range === 'positive' ? 'a positive number of seconds' : 'a number of seconds >= 0'}, got "${text}"`);
 }
 
 /** The allow-list, checked at start: a pattern that does not parse is a usage error, not a silent "allow nothing". */
-function checkedSidecarPolicy(flags: RunFlags): string[] {
+export function checkedSidecarPolicy(flags: { sidecarUrl?: string; sidecarUrlAllow: string[] }): string[] {
   try {
     new SidecarUrlPolicy({ ...(flags.sidecarUrl === undefined ? {} : { defaultUrl: flags.sidecarUrl }), allow: flags.sidecarUrlAllow });
   } catch (error) {

@@ -19,10 +19,10 @@ const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info'
 /** Adds the controller runtime's flags to a command (the CLI's operator command). */
 export function addControllerRuntimeFlags(command: Command): Command {
   return command
-    .option('--workers <n>', 'parallel reconciles (different CRs only)', '4')
+    .option('--workers <n>', 'parallel reconciles (different CRs only), per kind', '4')
     .option('--health-port <port>', 'port of /healthz, /readyz and /metrics (0: any free port, -1: none)', '8081')
     .option('--health-host <host>', 'address the health server binds', '0.0.0.0')
-    .option('--leader-elect', 'run only while holding a coordination.k8s.io/v1 Lease (for several replicas)', false)
+    .option('--leader-elect', 'run only while holding a coordination.k8s.io/v1 Lease (for several replicas; one Lease for every kind)', false)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'default')
     .option('--leader-election-id <name>', 'name of the Lease', 'okt-operator')
     .option('--leader-election-identity <id>', 'this replica\'s identity in the Lease (default: hostname_uuid)')

@@ -115,7 +115,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#idleTimeoutMs = idleMs;
     this.#options = options;
     this.#transform = options.transform ?? (stripManagedFields as (obj: KubeObject) => T);
-    this.#log = (options.logger ?? createLogger()).child({ informer: options.resource.plural });
+    // With its group: an operator of several kinds may watch one plural of two groups.
+    const { plural, group } = options.resource;
+    this.#log = (options.logger ?? createLogger()).child({ informer: group === '' ? plural : `${plural}.${group}` });
     const items = this.#items;
     this.store = {
       get: (key) => items.get(key),

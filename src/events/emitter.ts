@@ -25,10 +25,13 @@ export interface LifecycleEventEmitterOptions {
   /** How many CRs send at once (default 32). */
   concurrency?: number;
   logger?: Logger;
-  /** After each delivered event: the reconciler re-enqueues the CR (pruning, backpressure, deletion wait on delivery). */
-  onDelivered?: (key: string) => void;
+  /**
+   * After each delivered event: the reconciler re-enqueues the CR (pruning, backpressure, deletion wait
+   * on delivery). `resource` tells the CRs of several kinds apart, whose keys may be the same.
+   */
+  onDelivered?: (key: string, resource: EmittedResource) => void;
   /** When a CR's stream becomes blocked by a refused event: the reconciler re-enqueues the CR to show it. */
-  onBlocked?: (key: string) => void;
+  onBlocked?: (key: string, resource: EmittedResource) => void;
 }
 
 export interface OfferedResource extends EmittedResource {
@@ -77,8 +80,8 @@ export class LifecycleEventEmitter {
   readonly #overrides: CeOverrides | undefined;
   readonly #concurrency: number;
   readonly #log: Logger;
-  readonly #onDelivered: (key: string) => void;
-  readonly #onBlocked: (key: string) => void;
+  readonly #onDelivered: NonNullable<LifecycleEventEmitterOptions['onDelivered']>;
+  readonly #onBlocked: NonNullable<LifecycleEventEmitterOptions['onBlocked']>;
   readonly #agent: Agent;
   readonly #lanes = new Map<string, Lane>();
   readonly #ready: Lane[] = [];
@@ -114,7 +117,7 @@ export class LifecycleEventEmitter {
       if (newest > lane.delivered) {
         lane.delivered = newest;
         lane.queue = [];
-        queueMicrotask(() => this.#onDelivered(lane.key));
+        queueMicrotask(() => this.#onDelivered(lane.key, lane.resource));
       }
       return;
     }
@@ -211,10 +214,10 @@ export class LifecycleEventEmitter {
       lane.queue.shift();
       lane.delivered = Math.max(lane.delivered, sequence);
       lane.failures = 0;
-      if (lane.blocked !== undefined) this.#log.info({ key: lane.key, sequence, sink }, 'lifecycle event stream unblocked: the sink took the refused event');
+      if (lane.blocked !== undefined) this.#log.info({ key: lane.key, source: lane.resource.apiPath, sequence, sink }, 'lifecycle event stream unblocked: the sink took the refused event');
       lane.blocked = undefined;
       lane.state = 'idle';
-      this.#onDelivered(lane.key);
+      this.#onDelivered(lane.key, lane.resource);
       this.#schedule(lane);
       return;
     }
@@ -224,14 +227,14 @@ export class LifecycleEventEmitter {
       const first = lane.blocked?.sequence !== sequence;
       lane.blocked = { sequence, reason: outcome.reason };
       this.#log.error(
-        { key: lane.key, uid: lane.uid, sequence, type: head.entry.type, sink, reason: outcome.reason, attempts: lane.failures },
+        { key: lane.key, source: lane.resource.apiPath, uid: lane.uid, sequence, type: head.entry.type, sink, reason: outcome.reason, attempts: lane.failures },
         'lifecycle event REFUSED by the sink: this CR\'s later events wait behind it; retried every backoff.maxMs, and at once when the sink changes',
       );
-      if (first) this.#onBlocked(lane.key);
+      if (first) this.#onBlocked(lane.key, lane.resource);
       delay = backoffDelay(Number.POSITIVE_INFINITY, this.#backoff);
     } else {
       delay = Math.min(this.#backoff.maxMs, outcome.retryAfterMs ?? backoffDelay(lane.failures, this.#backoff));
-      this.#log.warn({ key: lane.key, sequence, sink, reason: outcome.reason, attempts: lane.failures, retryInMs: delay }, 'lifecycle event not delivered; retrying');
+      this.#log.warn({ key: lane.key, source: lane.resource.apiPath, sequence, sink, reason: outcome.reason, attempts: lane.failures, retryInMs: delay }, 'lifecycle event not delivered; retrying');
     }
     if (this.#closed) {
       lane.state = 'idle';

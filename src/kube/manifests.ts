@@ -51,6 +51,12 @@ export interface OperatorManifestOptions {
   hostAliases?: readonly HostAlias[];
 }
 
+/** One kind of custom resource and its graph. */
+export interface GraphKind {
+  graph: Graph;
+  names: CrdNames;
+}
+
 export interface HostAlias {
   hostname: string;
   ip: string;
@@ -64,21 +70,45 @@ export function podHostAliases(aliases: readonly HostAlias[]): { ip: string; hos
 }
 
 /**
- * Everything a cluster needs to run the operator of one graph, in apply order: the Namespace
- * (optional), RBAC, the CRD, the graph as a ConfigMap (so any graph file works with the stock
+ * Everything a cluster needs to run the operator of one graph, or of several kinds each with its graph
+ * (in one group and version, as `okt run --kind-graph` takes them), in apply order: the Namespace
+ * (optional), RBAC, the CRDs, the graphs as a ConfigMap (so any graph file works with the stock
  * image) and the operator Deployment (`okt run`, leader election on, so replicas and rolling
  * updates never reconcile twice at once).
  */
-export function generateManifests(graph: Graph, names: CrdNames, options: OperatorManifestOptions): Record<string, unknown>[] {
-  const n = resolveCrdNames(names);
-  const name = options.name ?? operatorName(names);
+export function generateManifests(graph: Graph, names: CrdNames, options: OperatorManifestOptions): Record<string, unknown>[];
+export function generateManifests(kinds: readonly GraphKind[], options: OperatorManifestOptions): Record<string, unknown>[];
+export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOptions] | [readonly GraphKind[], OperatorManifestOptions]): Record<string, unknown>[] {
+  const [kinds, options] = given.length === 3 ? [[{ graph: given[0], names: given[1] }], given[2]] : given;
+  const resolved = kinds.map(({ names }) => resolveCrdNames(names));
+  const first = resolved[0];
+  if (first === undefined) throw new Error('generateManifests: no kind given');
+  const stray = resolved.find((n) => n.group !== first.group || n.version !== first.version);
+  if (stray !== undefined) {
+    throw new Error(`generateManifests: ${stray.kind} is in ${stray.group}/${stray.version}, ${first.kind} in ${first.group}/${first.version}: okt run serves several kinds of one group and version`);
+  }
+  const allNames = kinds.map(({ names }) => names);
+  const name = options.name ?? operatorName(allNames);
   const { namespace } = options;
   const labels = operatorLabels(name);
   const selector = { 'app.kubernetes.io/name': labels['app.kubernetes.io/name'], 'app.kubernetes.io/instance': name };
   const configMap = `${name}-graph`;
+  // One kind keeps the flags (and the file) of a one-graph operator; several are one --kind-graph each.
+  const single = kinds.length === 1;
+  const customPlural = (i: number) => (hasDefaultPlural(kinds[i]!.names) ? undefined : resolved[i]!.plural);
 
-  const args = ['run', '--graph', GRAPH_FILE, '--group', n.group, '--version', n.version, '--kind', n.kind];
-  if (n.plural !== resolveCrdNames({ ...names, plural: undefined }).plural) args.push('--plural', n.plural);
+  const args = ['run'];
+  if (single) {
+    args.push('--graph', GRAPH_FILE, '--group', first.group, '--version', first.version, '--kind', first.kind);
+    const plural = customPlural(0);
+    if (plural !== undefined) args.push('--plural', plural);
+  } else {
+    args.push('--group', first.group, '--version', first.version);
+    for (const [i, n] of resolved.entries()) {
+      const plural = customPlural(i);
+      args.push('--kind-graph', `${n.kind}${plural === undefined ? '' : `:${plural}`}=${GRAPH_MOUNT}/${kindGraphFile(n)}`);
+    }
+  }
   if (options.watchNamespace !== undefined) args.push('--namespace', options.watchNamespace);
   if (options.sink !== undefined) args.push('--sink', options.sink);
   if (options.sidecarToken !== false) args.push('--sidecar-token-file', `${TOKEN_MOUNT}/token`);
@@ -135,13 +165,13 @@ export function generateManifests(graph: Graph, names: CrdNames, options: Operat
 
   return [
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
-    ...generateRbac(names, { namespace, name, readSecrets: options.readSecrets, ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
-    generateCrd(graph, names),
+    ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
+    ...kinds.map(({ graph, names }) => generateCrd(graph, names)),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: configMap, namespace, labels },
-      data: { 'graph.json': `${JSON.stringify(graph.toData(), null, 2)}\n` },
+      data: Object.fromEntries(kinds.map(({ graph, names }) => [single ? 'graph.json' : kindGraphFile(names), `${JSON.stringify(graph.toData(), null, 2)}\n`])),
     },
     deployment,
   ];
@@ -186,4 +216,13 @@ export function sidecarSnippet(options: { image: string; configMap: string; toke
 
 function tokenVolume(token: SecretKeyRef): Record<string, unknown> {
   return { name: 'sidecar-token', secret: { secretName: token.name, items: [{ key: token.key, path: 'token' }] } };
+}
+
+function hasDefaultPlural(names: CrdNames): boolean {
+  return resolveCrdNames(names).plural === resolveCrdNames({ ...names, plural: undefined }).plural;
+}
+
+/** The file of one of several kinds' graphs: `database.json`, read by `okt run --kind-graph Database=…`. */
+function kindGraphFile(names: CrdNames): string {
+  return `${resolveCrdNames(names).singular}.json`;
 }

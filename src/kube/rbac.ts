@@ -17,30 +17,39 @@ export interface OperatorRbacOptions {
   watchNamespace?: string;
 }
 
+/** The kinds of one operator's CRDs: `database`, or `database-reconciliation` for several. */
+export function singulars(kinds: CrdNames | readonly CrdNames[]): string {
+  return asList(kinds).map((names) => resolveCrdNames(names).singular).join('-');
+}
+
 /** The default name of a graph's operator and of its ServiceAccount, roles and Lease: `okt-database`. */
-export function operatorName(names: CrdNames): string {
-  return `okt-${resolveCrdNames(names).singular}`;
+export function operatorName(kinds: CrdNames | readonly CrdNames[]): string {
+  return `okt-${singulars(kinds)}`;
 }
 
 /**
- * Least-privilege RBAC for the operator of one CRD: a ServiceAccount; a ClusterRole on the custom
- * resources (they may live in any namespace), their status and finalizers; a Role on the one Lease
- * of leader election in the operator's namespace; `get` on namespaces (a teardown); and the two
- * bindings. Nothing else: the operator emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
+ * Least-privilege RBAC for the operator of one CRD, or of several: a ServiceAccount; a ClusterRole on
+ * the custom resources (they may live in any namespace), their status and finalizers; a Role on the
+ * one Lease of leader election in the operator's namespace; `get` on namespaces (a teardown); and the
+ * two bindings. Nothing else: the operator emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
  */
-export function generateRbac(names: CrdNames, options: OperatorRbacOptions): Record<string, unknown>[] {
-  const n = resolveCrdNames(names);
-  const name = options.name ?? operatorName(names);
+export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: OperatorRbacOptions): Record<string, unknown>[] {
+  const name = options.name ?? operatorName(kinds);
   const { namespace } = options;
   const labels = operatorLabels(name);
   const subject = { kind: 'ServiceAccount', name, namespace };
+  // A rule per group, naming only that group's plurals: one rule of two groups would grant each plural in both.
+  const pluralsByGroup = new Map<string, string[]>();
+  for (const { group, plural } of asList(kinds).map(resolveCrdNames)) pluralsByGroup.set(group, [...(pluralsByGroup.get(group) ?? []), plural]);
   const rules: Record<string, unknown>[] = [
-    // Informer (list, watch), the one read on a conflict (get), finalizer and spec patches, the
-    // deletion at a leaf reached through the spec (OKT's "on End: delete it").
-    { apiGroups: [n.group], resources: [n.plural], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
-    { apiGroups: [n.group], resources: [`${n.plural}/status`], verbs: ['get', 'patch', 'update'] },
-    // Setting finalizers needs this where the OwnerReferencesPermissionEnforcement admission is on.
-    { apiGroups: [n.group], resources: [`${n.plural}/finalizers`], verbs: ['update'] },
+    ...[...pluralsByGroup].flatMap(([group, plurals]) => [
+      // Informer (list, watch), the one read on a conflict (get), finalizer and spec patches, the
+      // deletion at a leaf reached through the spec (OKT's "on End: delete it").
+      { apiGroups: [group], resources: plurals, verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
+      { apiGroups: [group], resources: plurals.map((plural) => `${plural}/status`), verbs: ['get', 'patch', 'update'] },
+      // Setting finalizers needs this where the OwnerReferencesPermissionEnforcement admission is on.
+      { apiGroups: [group], resources: plurals.map((plural) => `${plural}/finalizers`), verbs: ['update'] },
+    ]),
     // Whether a deleted CR's namespace is terminating, read only while its sidecar does not answer: a
     // namespace teardown that took the sidecar with it must not hold the CR (and the namespace) for ever.
     { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
@@ -97,4 +106,8 @@ function secretReader(name: string, namespace: string, labels: Record<string, st
 /** The labels of everything generated for one operator. */
 export function operatorLabels(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': 'okt', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'okt' };
+}
+
+function asList(kinds: CrdNames | readonly CrdNames[]): readonly CrdNames[] {
+  return 'kind' in kinds ? [kinds] : kinds;
 }

@@ -55,6 +55,20 @@ describe('okt manifests | kubectl apply --dry-run=server', () => {
     expect(lines.some((l) => l.startsWith('namespace/'))).toBe(false);
   });
 
+  it('applies the manifests of one operator of two kinds: a CRD each, one Deployment', async () => {
+    const printed = await okt(
+      ['manifests', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind-graph', 'Database=graphs/database.ts', '--kind-graph', 'Reconciliation=graphs/reconciliation.ts',
+        '--namespace', namespace, '--no-create-namespace'],
+      { env: env() },
+    );
+    expect(printed.stderr).toBe('');
+    expect(printed.code).toBe(0);
+    const lines = await dryRunApply(printed.stdout);
+    expect(lines).toHaveLength(9);
+    for (const crd of ['databases.okt.dev', 'reconciliations.okt.dev']) expect(lines.join('\n')).toContain(`customresourcedefinition.apiextensions.k8s.io/${crd}`);
+    expect(lines).toContain('deployment.apps/okt-database-reconciliation created (server dry run)');
+  });
+
   it('with --watch-namespace and --read-secrets, the Secret read is a Role there; the allow-list reaches okt run', async () => {
     const printed = await okt(
       ['manifests', ...database, '--namespace', namespace, '--no-create-namespace', '--watch-namespace', namespace, '--read-secrets',

@@ -59,7 +59,7 @@ describe.concurrent('okt crd and okt manifests', { timeout: 60_000 }, () => {
     expect(bad.stderr).toBe('okt crd: --group: "okt" is not a lower-case domain with at least one dot, e.g. okt.dev\n');
     const missing = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain("required option '--kind <kind>' not specified");
+    expect(missing.stderr).toBe('okt manifests: --kind: missing: the kind of the custom resources of FILE graphs/database.ts\n');
     const replicas = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1', '--kind', 'Database', '--replicas', '0']);
     expect(replicas.code).toBe(2);
     expect(replicas.stderr).toBe('okt manifests: --replicas: expected a positive integer, got "0"\n');
@@ -73,5 +73,31 @@ describe.concurrent('okt crd and okt manifests', { timeout: 60_000 }, () => {
     expect(printed.code).toBe(0);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync('crds/database.yaml', 'utf8')).toContain(printed.stdout);
+  });
+});
+
+describe.concurrent('okt run', { timeout: 60_000 }, () => {
+  it('says every problem of its flags at once, each naming its flag, with exit code 2 and before any connection', async () => {
+    const bad = await okt(
+      ['run', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind-graph', 'Database=graphs/database.ts', '--kind-graph', 'Database=graphs/reconciliation.ts',
+        '--kind-graph', 'Reconciliation', '--workers', '0', '--poll-interval', 'soon'],
+      { env: { KUBECONFIG: path.join(dir, 'no-such-kubeconfig') } },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toBe([
+      'okt run: 4 problems:',
+      '- --workers: expected an integer >= 1, got "0"',
+      '- --kind-graph "Reconciliation": not KIND[:PLURAL]=FILE[#EXPORT], e.g. Database=graphs/database.ts',
+      '- --kind-graph: kind "Database" is given twice',
+      '- --poll-interval: expected a positive number of seconds, got "soon"',
+      '',
+    ].join('\n'));
+  });
+
+  it('one problem is said as before: the line naming the flag, and its hint', async () => {
+    const missing = await okt(['run', '--graph', 'graphs/missing.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database'], { env: { KUBECONFIG: path.join(dir, 'no-such-kubeconfig') } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('okt run: graphs/missing.ts: no such file\n  Give the path of a graph module (.ts/.js) or a JSON/YAML graph.\n');
   });
 });

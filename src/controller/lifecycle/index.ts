@@ -3,6 +3,6 @@ export type { StepInput, StepEffects, SidecarView, ResourceView, InvalidStatus, 
 export { LifecycleController } from './reconciler.ts';
 export type { LifecycleControllerOptions, LifecycleEvents, LifecycleResourceRef, EventResource } from './reconciler.ts';
 export { startOperator } from './operator.ts';
-export type { OperatorOptions, RunningOperator } from './operator.ts';
+export type { OperatorKind, OperatorOptions, OperatorSettings, RunningOperator } from './operator.ts';
 export { parseShard, shardOf } from './shard.ts';
 export type { Shard } from './shard.ts';

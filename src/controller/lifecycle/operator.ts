@@ -1,20 +1,26 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Graph } from '../../graph/index.ts';
-import { KubeTransport } from '../../kube/transport/index.ts';
+import { KubeTransport, resourcePath } from '../../kube/transport/index.ts';
 import { Manager, type ManagerLeaderElection } from '../manager.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { LifecycleEventEmitter, type EmitMode } from '../../events/index.ts';
+import { LifecycleEventEmitter, type EmitMode, type EmittedResource } from '../../events/index.ts';
 import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
 import type { SidecarDefaults } from './sidecar-clients.ts';
 import type { Shard } from './shard.ts';
 
-export interface OperatorOptions {
-  kubeConfig: KubeConfig;
+/** One kind of custom resource the operator serves, and the graph that drives it. */
+export interface OperatorKind {
   graph: Graph;
   resource: LifecycleResourceRef;
+}
+
+/** What every kind of one operator shares: the cluster, the sidecar defaults, the sink, the runtime. */
+export interface OperatorSettings {
+  kubeConfig: KubeConfig;
   namespace?: string;
   labelSelector?: string;
   shard?: Shard;
+  /** Parallel reconciles of each kind. */
   workers?: number;
   /**
    * The operator's sidecar (`url`), its token, and the URL patterns that token may also go to (`allow`).
@@ -27,6 +33,7 @@ export interface OperatorOptions {
   /** Where the CloudEvents go (default K_SINK; none: nowhere, and they count as delivered) and how. */
   events?: { sink?: string; mode?: EmitMode };
   health?: { port: number; host?: string } | false;
+  /** One Lease for the whole process: the leader runs the controllers of every kind. */
   leaderElection?: ManagerLeaderElection | false;
   pollIntervalMs?: number;
   resyncPeriodMs?: number;
@@ -40,21 +47,39 @@ export interface OperatorOptions {
   connections?: number;
 }
 
+/** One kind (`graph` and `resource`), or several (`kinds`), never both. */
+export type OperatorOptions = OperatorSettings & (
+  | (OperatorKind & { kinds?: never })
+  | { kinds: readonly OperatorKind[]; graph?: never; resource?: never }
+);
+
 export interface RunningOperator {
   readonly manager: Manager;
+  /** The controller of the first kind (of the only one, given as `graph` and `resource`). */
   readonly lifecycle: LifecycleController;
+  /** The controller of each kind, in the order of `kinds`. */
+  readonly lifecycles: readonly LifecycleController[];
   readonly transport: KubeTransport;
   readonly events: LifecycleEventEmitter;
   /** Drains the workers, releases the Lease, closes every connection. */
   stop(): Promise<void>;
 }
 
-/** Starts an operator for one graph's custom resources in this process. */
+/**
+ * Starts an operator for the custom resources of one graph, or of several kinds each with its graph,
+ * in this process: one Manager, API connection pool, event emitter, health server and metrics
+ * registry, and one lifecycle controller per kind.
+ */
 export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const kinds = operatorKinds(options);
   const logger = options.logger ?? createLogger();
   const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, { connections: options.connections ?? 16 });
   const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
   if (options.leaderElection) {
+    // One Lease guards the process, not each kind (as controller-runtime's Manager guards all its
+    // controllers): a lost Lease ends the process below, every kind with it, so Leases per kind would
+    // not let kinds move on their own. Kinds spread over processes run as operators of their own, each
+    // with its own Lease name.
     managerOptions.leaderElection = options.leaderElection;
     // As controller-runtime does: a replica that lost its Lease stops campaigning, so alive it would run
     // nothing for ever (and with every replica so, no operator would run). It exits to come back fresh.
@@ -64,48 +89,77 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     };
   }
   const manager = new Manager(managerOptions);
-  let lifecycle: LifecycleController | undefined;
+  const lifecycles: LifecycleController[] = [];
+  // Every kind keys its CRs `namespace/name`, so one key may name CRs of two kinds: a delivery goes to
+  // the controller of the kind whose API path the event's CR has.
+  const controllerOf = (resource: EmittedResource): LifecycleController | undefined =>
+    lifecycles[kinds.findIndex((kind) => resourcePath(kind.resource, resource.namespace, resource.name) === resource.apiPath)];
   const events = new LifecycleEventEmitter({
     ...options.events,
     logger,
-    onDelivered: (key) => lifecycle?.eventDelivered(key),
-    onBlocked: (key) => lifecycle?.controller.enqueue(key),
+    onDelivered: (key, resource) => controllerOf(resource)?.eventDelivered(key),
+    onBlocked: (key, resource) => controllerOf(resource)?.controller.enqueue(key),
   });
   try {
-    lifecycle = new LifecycleController({
-      graph: options.graph,
-      resource: options.resource,
-      transport,
-      metrics: manager.metrics,
-      logger,
-      events,
-      ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
-    });
+    for (const { graph, resource } of kinds) {
+      lifecycles.push(new LifecycleController({
+        graph,
+        resource,
+        transport,
+        metrics: manager.metrics,
+        logger,
+        events,
+        ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
+      }));
+    }
   } catch (error) {
     // E.g. sidecar.tokenFile unreadable: nothing started yet but the connections, which go.
     await events.close();
+    await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
     await transport.close();
     throw error;
   }
-  manager.addInformer(lifecycle.informer);
-  manager.addController(lifecycle.controller);
+  for (const lifecycle of lifecycles) {
+    manager.addInformer(lifecycle.informer);
+    manager.addController(lifecycle.controller);
+  }
   await manager.start();
   let stopped: Promise<void> | undefined;
-  const controller = lifecycle;
   const running: RunningOperator = {
     manager,
-    lifecycle: controller,
+    lifecycle: lifecycles[0]!,
+    lifecycles,
     transport,
     events,
     stop: () =>
       (stopped ??= (async () => {
         await manager.stop();
         await events.close();
-        await controller.close();
+        await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
         await transport.close();
       })()),
   };
   return running;
+}
+
+/** The kinds to serve: `graph` and `resource`, or `kinds`; refused when the two forms mix, or two kinds are one resource. */
+function operatorKinds(options: OperatorOptions): readonly OperatorKind[] {
+  // Checked here too: JavaScript callers and casts get past the type.
+  const { graph, resource, kinds } = options as Partial<OperatorKind> & { kinds?: readonly OperatorKind[] };
+  if (kinds === undefined) {
+    if (graph === undefined || resource === undefined) throw new Error(`startOperator: ${graph === undefined ? 'graph' : 'resource'} is missing: give graph and resource, or kinds`);
+    return [{ graph, resource }];
+  }
+  if (graph !== undefined || resource !== undefined) throw new Error(`startOperator: ${graph !== undefined ? 'graph' : 'resource'} is given with kinds: give either kinds or graph and resource`);
+  if (kinds.length === 0) throw new Error('startOperator: kinds is empty: give at least one { graph, resource }');
+  // One group does not hold two resources of one plural or one kind (the API server refuses such a CRD).
+  for (const [i, { resource: mine }] of kinds.entries()) {
+    const j = kinds.findIndex(({ resource: other }) => other.group === mine.group && (other.plural === mine.plural || other.kind === mine.kind));
+    if (j === i) continue;
+    const same = kinds[j]!.resource.plural === mine.plural ? `plural "${mine.plural}"` : `kind "${mine.kind}"`;
+    throw new Error(`startOperator: kinds[${i}].resource is the resource of kinds[${j}] again (group "${mine.group}", ${same}): each resource has one controller`);
+  }
+  return kinds;
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {

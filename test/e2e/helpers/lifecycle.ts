@@ -1,6 +1,7 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
+import type { LifecycleResourceRef } from '../../../src/controller/lifecycle/index.ts';
 import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
 import { startNoopSidecar as startNoopSidecarFor } from '../../../sidecar/noop.ts';
 import { applyCrd, type CrdManifest } from './crd.ts';
@@ -10,11 +11,14 @@ import { waitFor } from './wait.ts';
 export const DATABASES = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
 export const databaseCrd = generateCrd(databaseGraph, { ...DATABASES, shortNames: ['odb'] }) as unknown as CrdManifest;
 
-export interface DatabaseObject {
+/** A lifecycle CR as the API server returns it (of any graph's kind). */
+export interface LifecycleObject {
   metadata: { name: string; namespace: string; uid: string; resourceVersion: string; generation: number; finalizers?: string[]; deletionTimestamp?: string; labels?: Record<string, string> };
   spec: { desiredState: string; [field: string]: unknown };
   status?: LifecycleStatus;
 }
+
+export type DatabaseObject = LifecycleObject;
 
 export async function installDatabaseCrd(kc: KubeConfig): Promise<void> {
   await applyCrd(kc, databaseCrd);
@@ -25,42 +29,57 @@ export function startNoopSidecar(options: { hang?: string[]; port?: number; toke
   return startNoopSidecarFor({ graph: databaseGraph, ...options });
 }
 
-export function databases(kc: KubeConfig) {
+/** create, get, patchSpec and remove for the CRs of one lifecycle resource. */
+export function lifecycleObjects(kc: KubeConfig, resource: LifecycleResourceRef) {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const ref = { group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural };
+  const ref = { group: resource.group, version: resource.version, plural: resource.plural };
   return {
     create: (namespace: string, name: string, spec: Record<string, unknown>, labels?: Record<string, string>) =>
-      api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name, ...(labels ? { labels } : {}) }, spec } }) as Promise<DatabaseObject>,
-    get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<DatabaseObject>,
+      api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${resource.group}/${resource.version}`, kind: resource.kind, metadata: { name, ...(labels ? { labels } : {}) }, spec } }) as Promise<LifecycleObject>,
+    get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<LifecycleObject>,
     patchSpec: (namespace: string, name: string, spec: Record<string, unknown>) =>
-      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<DatabaseObject>,
+      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<LifecycleObject>,
     remove: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...ref, namespace, name }),
   };
 }
 
-export function conditionOf(obj: DatabaseObject, type: string) {
+export type LifecycleObjects = ReturnType<typeof lifecycleObjects>;
+
+export function databases(kc: KubeConfig): LifecycleObjects {
+  return lifecycleObjects(kc, DATABASES);
+}
+
+export function conditionOf(obj: LifecycleObject, type: string) {
   return obj.status?.conditions.find((c) => c.type === type);
 }
 
 /** Waits until `predicate` holds for the CR (read through the API server, not the operator's cache). */
-export function waitForDatabase(kc: KubeConfig, namespace: string, name: string, what: string, predicate: (obj: DatabaseObject) => boolean, timeoutMs = 30_000) {
-  const api = databases(kc);
+export function waitForObject(objects: LifecycleObjects, namespace: string, name: string, what: string, predicate: (obj: LifecycleObject) => boolean, timeoutMs = 30_000) {
   return waitFor(`${namespace}/${name}: ${what}`, async () => {
-    const obj = await api.get(namespace, name);
+    const obj = await objects.get(namespace, name);
     return predicate(obj) ? obj : undefined;
   }, timeoutMs, 50);
 }
 
 /** Waits until the CR is gone (the API server answers 404). */
-export function waitForGone(kc: KubeConfig, namespace: string, name: string, timeoutMs = 30_000) {
-  const api = databases(kc);
+export function waitForObjectGone(objects: LifecycleObjects, namespace: string, name: string, timeoutMs = 30_000) {
   return waitFor(`${namespace}/${name} to be deleted`, async () => {
     try {
-      await api.get(namespace, name);
+      await objects.get(namespace, name);
       return undefined;
     } catch (error) {
       if (httpStatusOf(error) === 404) return true;
       throw error;
     }
   }, timeoutMs, 50);
+}
+
+/** Waits until `predicate` holds for the database CR. */
+export function waitForDatabase(kc: KubeConfig, namespace: string, name: string, what: string, predicate: (obj: DatabaseObject) => boolean, timeoutMs = 30_000) {
+  return waitForObject(databases(kc), namespace, name, what, predicate, timeoutMs);
+}
+
+/** Waits until the database CR is gone. */
+export function waitForGone(kc: KubeConfig, namespace: string, name: string, timeoutMs = 30_000) {
+  return waitForObjectGone(databases(kc), namespace, name, timeoutMs);
 }

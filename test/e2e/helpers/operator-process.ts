@@ -9,19 +9,22 @@ import { e2eKubeconfigPath } from './cluster.ts';
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
- * `okt run` for the database graph as a real child process (so it can be killed with SIGKILL), against
- * this run's control plane unless `kubeconfigPath` names another. Its --sidecar-token-file holds
- * `token`, or is `tokenFile` when given (a file the test may rotate).
+ * `okt run` for the database graph (or the kinds of `kindGraphs`, each a --kind-graph in the databases'
+ * group and version) as a real child process (so it can be killed with SIGKILL), against this run's
+ * control plane unless `kubeconfigPath` names another. Its --sidecar-token-file holds `token`, or is
+ * `tokenFile` when given (a file the test may rotate).
  */
-export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
   let tokenFile = options.tokenFile;
   if (tokenFile === undefined) {
     tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
     writeFileSync(tokenFile, options.token);
   }
   const args = [
-    path.join(REPO, 'bin/okt.js'), 'run', '--graph', path.join(REPO, 'graphs/database.ts'),
-    '--group', DATABASES.group, '--version', DATABASES.version, '--kind', DATABASES.kind,
+    path.join(REPO, 'bin/okt.js'), 'run', '--group', DATABASES.group, '--version', DATABASES.version,
+    ...(options.kindGraphs === undefined
+      ? ['--graph', path.join(REPO, 'graphs/database.ts'), '--kind', DATABASES.kind]
+      : options.kindGraphs.flatMap((kindGraph) => ['--kind-graph', kindGraph])),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]), '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
     '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
   ];
