@@ -138,7 +138,7 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
       selector: { matchLabels: selector },
       template: {
         // A new graph revision changes the pod template, so applying the manifests rolls the operator.
-        metadata: { labels, annotations: { [GRAPH_REVISION_ANNOTATION]: graph.revision } },
+        metadata: { labels, annotations: { [GRAPH_REVISION_ANNOTATION]: kinds.map((kind) => kind.graph.revision).join(',') } },
         spec: {
           serviceAccountName: name,
           ...(options.hostAliases?.length ? { hostAliases: podHostAliases(options.hostAliases) } : {}),
