@@ -46,3 +46,18 @@ export function crdNamesFromFlags(flags: CrdNameFlags): CrdNames {
 function check(flag: string, value: string, pattern: RegExp, expected: string): void {
   if (!pattern.test(value)) throw new CliError(EXIT.usage, `${flag}: "${value}" is not ${expected}`);
 }
+
+/** The flags that name a CRD in the cluster outright (`okt status`, `okt graph check`). */
+export interface CrdFinderFlags {
+  crdName?: string;
+  kind?: string;
+  group?: string;
+}
+
+/** Adds --kind, --group and --crd-name; without them each command looks for its CRD its own way. */
+export function addCrdFinderFlags(command: Command, resources: string): Command {
+  return command
+    .option('--kind <kind>', `kind of the ${resources} (with --group if several CRDs share it)`)
+    .option('--group <group>', `API group of the ${resources}`)
+    .option('--crd-name <name>', 'the CRD by name (databases.okt.dev)');
+}
