@@ -1,7 +1,7 @@
 // How `okt status` finds a lifecycle resource, its CRD and its graph in the cluster, the way kubectl does.
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Graph } from '../graph/index.ts';
-import { GRAPH_ANNOTATION } from '../kube/crd.ts';
+import { GRAPH_ANNOTATION, GRAPH_REVISIONS_ANNOTATION, publishedGraph } from '../kube/crd.ts';
 import { bundledGraph, BUNDLED_GRAPHS } from './bundled.ts';
 import { findCrd, readResource, type CrdMatch } from './cluster-crds.ts';
 import { CliError, EXIT } from './errors.ts';
@@ -12,13 +12,14 @@ import type { LifecycleResource } from './status-view.ts';
 
 /** The resource `[TYPE/]NAME` (in --namespace, else the context's namespace, else "default") and its graph. */
 export async function readLifecycleResource(resource: string, flags: StatusFlags): Promise<{ graph: Graph; object: LifecycleResource }> {
+  // A --graph file that cannot be loaded fails before anything is asked of the cluster.
+  const given = flags.graph === undefined ? undefined : (await loadGraphFile(flags.graph, { exportName: flags.export })).graph;
   const kc = loadKubeConfig();
   const namespace = flags.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   const [type, name] = resource.includes('/') ? splitTypeName(resource) : [undefined, resource];
   const crd = await findCrd(kc, flags, resourceMatch(kc, type, name, namespace));
-  const graph = await graphFor(crd, flags);
   const object = await readResource(kc, crd, flags.version, namespace, name);
-  return { graph, object };
+  return { graph: given ?? graphFromCrd(crd, object), object };
 }
 
 function splitTypeName(resource: string): [string, string] {
@@ -74,11 +75,26 @@ async function withResource(kc: KubeConfig, crds: V1CustomResourceDefinition[], 
   return found.filter((crd) => crd !== undefined);
 }
 
-async function graphFor(crd: V1CustomResourceDefinition, flags: StatusFlags): Promise<Graph> {
-  if (flags.graph !== undefined) return (await loadGraphFile(flags.graph, { exportName: flags.export })).graph;
+/**
+ * The graph the resource is on, as its CRD publishes it: the revision in its status, else the CRD's own
+ * (the view then says the two differ); a CRD from an okt that published no graph: the bundled graph it names.
+ */
+function graphFromCrd(crd: V1CustomResourceDefinition, object: LifecycleResource): Graph {
+  const recorded = (object.status as { graphRevision?: unknown } | undefined)?.graphRevision;
+  const published = (typeof recorded === 'string' ? readPublished(crd, recorded) : undefined) ?? readPublished(crd);
+  if (published !== undefined) return published;
   const annotation = crd.metadata?.annotations?.[GRAPH_ANNOTATION];
   const bundled = annotation === undefined ? undefined : bundledGraph(annotation);
   if (bundled !== undefined) return bundled.graph;
-  const said = annotation === undefined ? `has no ${GRAPH_ANNOTATION} annotation` : `names graph "${annotation}", which is not bundled with okt (${BUNDLED_GRAPHS.map((b) => b.graph.name).join(', ')})`;
+  const said = annotation === undefined ? `has no ${GRAPH_ANNOTATION} annotation` : `publishes no graph, and names graph "${annotation}", which is not bundled with okt (${BUNDLED_GRAPHS.map((b) => b.graph.name).join(', ')})`;
   throw new CliError(EXIT.usage, `CRD ${crd.metadata?.name} ${said}`, 'Pass the graph with --graph FILE.');
+}
+
+function readPublished(crd: V1CustomResourceDefinition, revision?: string): Graph | undefined {
+  try {
+    return publishedGraph(crd.metadata?.annotations, revision);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
+    throw new CliError(EXIT.usage, `CRD ${crd.metadata?.name}: its ${GRAPH_REVISIONS_ANNOTATION} annotation holds no readable graph: ${reason}`, 'Apply the CRD again (okt crd FILE ... | kubectl apply -f -), or pass --graph FILE.');
+  }
 }

@@ -21,7 +21,7 @@ export function statusCommand(): Command {
     .option('-n, --namespace <ns>', 'namespace of the resource (default: the kubeconfig context\'s, else "default")');
   return addCrdFinderFlags(command, 'resource')
     .option('--version <version>', 'API version to read (default: the CRD\'s storage version)')
-    .option('--graph <file>', 'the graph module or data file (default: the bundled graph the CRD\'s okt.dev/graph annotation names)')
+    .option('--graph <file>', 'the graph module or data file (default: the graph the CRD publishes for the resource\'s revision)')
     .option('--export <name>', 'the module export holding the graph (with --graph)')
     .option('--html <file>', 'also write an HTML page with the Mermaid diagram to FILE')
     .action(
