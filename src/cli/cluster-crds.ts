@@ -82,6 +82,29 @@ export async function readResource(
   )) as LifecycleResource;
 }
 
+/** A list request's page size: a cluster with many resources answers in pages, never in one huge body. */
+const PAGE = 500;
+
+/** Every resource of the CRD (in its storage version), in `namespace` or in all namespaces. */
+export async function listResources(kc: KubeConfig, crd: V1CustomResourceDefinition, namespace: string | undefined): Promise<LifecycleResource[]> {
+  const { group, names } = crd.spec;
+  const version = servedVersion(crd);
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const where = namespace === undefined ? 'in all namespaces' : `in namespace "${namespace}"`;
+  const items: LifecycleResource[] = [];
+  let next: string | undefined;
+  do {
+    const page = { group, version, plural: names.plural, limit: PAGE, ...(next === undefined ? {} : { _continue: next }) };
+    const list = (await cluster(
+      () => (namespace === undefined ? api.listClusterCustomObject(page) : api.listNamespacedCustomObject({ ...page, namespace })),
+      `the ${names.plural}.${group} ${where}`,
+    )) as { items: LifecycleResource[]; metadata?: { continue?: string } };
+    items.push(...list.items);
+    next = list.metadata?.continue || undefined;
+  } while (next !== undefined);
+  return items;
+}
+
 /** A call to the API server, its failures as CliErrors: not found (1), refused or unreachable (3). */
 async function cluster<T>(call: () => Promise<T>, what: string): Promise<T> {
   try {

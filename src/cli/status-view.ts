@@ -9,7 +9,7 @@ import type { Colors } from './output.ts';
 /** A lifecycle custom resource as read from the API server (status still unchecked). */
 export interface LifecycleResource {
   kind: string;
-  metadata: { name: string; namespace?: string; generation?: number; creationTimestamp?: string; deletionTimestamp?: string; uid?: string };
+  metadata: { name: string; namespace?: string; generation?: number; creationTimestamp?: string; deletionTimestamp?: string; uid?: string; annotations?: Record<string, string> };
   spec?: { desiredState?: string; paused?: boolean; onLeaf?: string; sidecar?: { url?: string } };
   status?: unknown;
 }
