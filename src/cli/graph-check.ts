@@ -29,7 +29,7 @@ export interface GraphCheckFlags extends CrdFinderFlags {
  * its action, it migrates once the action ends; `invalid`: its spec or status cannot be read, on any revision.
  */
 export type CheckOutcome = 'ok' | 'stranded' | 'unreachable' | 'waits' | 'invalid';
-export const CHECK_OUTCOMES: readonly CheckOutcome[] = ['ok', 'stranded', 'unreachable', 'waits', 'invalid'];
+const CHECK_OUTCOMES: readonly CheckOutcome[] = ['ok', 'stranded', 'unreachable', 'waits', 'invalid'];
 
 export interface ResourceCheck {
   namespace: string;
@@ -98,8 +98,13 @@ export function checkGraph(input: {
   namespace: string | undefined;
 }): GraphCheck {
   const { graph } = input;
+  // One planner per revision, its tables built once for all the resources.
   const planners = new Map<string, Planner>();
-  const plannerOf = (g: Graph): Planner => planners.get(g.revision) ?? planners.set(g.revision, createPlanner(g)).get(g.revision)!;
+  const plannerOf = (g: Graph): Planner => {
+    let planner = planners.get(g.revision);
+    if (planner === undefined) planners.set(g.revision, (planner = createPlanner(g)));
+    return planner;
+  };
   const resources = input.resources
     .map((resource) => checkResource(graph, plannerOf, resource))
     .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));

@@ -20,6 +20,8 @@ import { okt } from '../../fixtures/okt-process.ts';
 const names = { group: 'check.e2e.okt.dev', version: 'v1alpha1', kind: 'Database' };
 const plural = 'databases';
 const crdName = `${plural}.${names.group}`;
+// Another CRD of the same graph, so that the graph alone does not say which CRD to check.
+const otherNames = { ...names, group: 'check2.e2e.okt.dev' };
 const kc = e2eKubeConfig();
 const api = kc.makeApiClient(CustomObjectsApi);
 const env = () => ({ KUBECONFIG: e2eKubeconfigPath() });
@@ -67,7 +69,7 @@ const check = (...extra: string[]) => okt(['graph', 'check', v2File, '--against-
 
 beforeAll(async () => {
   v2 = (await loadGraphFile(v2File)).graph;
-  await applyCrd(kc, generateCrd(databaseGraph, names) as unknown as CrdManifest);
+  await Promise.all([names, otherNames].map((crdNames) => applyCrd(kc, generateCrd(databaseGraph, crdNames) as unknown as CrdManifest)));
   namespace = await createNamespace(kc, 'okt-e2e-check');
   await Promise.all([
     createDatabase('renamed', 'Running', { state: 'Running', revision: v1, path: ['Start', 'Running'] }),
@@ -125,6 +127,14 @@ describe('okt graph check --against-cluster', () => {
     });
   });
 
+  it('finds the CRDs by the graph\'s name, and asks which one when several carry it', async () => {
+    const checked = await okt(['graph', 'check', v2File, '--against-cluster'], { env: env() });
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toMatch(/^okt graph check: graph "database" is ambiguous: several CRDs match \(.+\)\n {2}Say which CRD with --kind\/--group or --crd-name\.\n$/);
+    expect(checked.stderr).toContain(crdName);
+    expect(checked.stderr).toContain(`${plural}.${otherNames.group}`);
+  });
+
   it('exits 0 once the stranded CR is gone, and finds the CRD up to date after its printed command is applied', async () => {
     await api.deleteNamespacedCustomObject({ group: names.group, version: names.version, namespace, plural, name: 'refused' });
     const { crd } = JSON.parse((await check('--json')).stdout) as GraphCheck;
@@ -139,6 +149,7 @@ describe('okt graph check --against-cluster', () => {
   });
 });
 
+// After the checks above, which left the CRD of revision 2 applied (it still publishes revision 1).
 describe('okt status without --graph', () => {
   it('draws a CR of revision 2 on the graph its CRD publishes (no bundled graph has Serving)', async () => {
     await createDatabase('serving', 'Draining', { state: 'Serving', revision: v2.revision, path: ['Start', 'Serving'] });
