@@ -87,7 +87,7 @@ export function graphCommand(): Command {
 
   const check = graph
     .command('check')
-    .description('Say what an operator on NEW would do to every live resource of its CRD: ok, stranded (exit 1), unreachable or waits (warnings)')
+    .description('Say what an operator on NEW would do to every live resource of its CRD: ok, stranded (exit 1), unreachable, waits or invalid (warnings)')
     .argument('<new>', 'the graph about to be deployed: module (.ts/.js) or data (.json/.yaml)')
     .requiredOption('--against-cluster', 'read the CRD and its resources from the cluster KUBECONFIG names (required)')
     .option('-n, --namespace <ns>', 'only the resources of this namespace (default: all namespaces)');
