@@ -73,3 +73,18 @@ function flagProblem(flag: string, rule: keyof typeof NAME_RULES, value: string)
   const problem = nameProblem(rule, value);
   return problem === undefined ? undefined : `${flag}: ${problem}`;
 }
+
+/** The flags that name a CRD in the cluster outright (`okt status`, `okt graph check`). */
+export interface CrdFinderFlags {
+  crdName?: string;
+  kind?: string;
+  group?: string;
+}
+
+/** Adds --kind, --group and --crd-name; without them each command looks for its CRD its own way. */
+export function addCrdFinderFlags(command: Command, resources: string): Command {
+  return command
+    .option('--kind <kind>', `kind of the ${resources} (with --group if several CRDs share it)`)
+    .option('--group <group>', `API group of the ${resources}`)
+    .option('--crd-name <name>', 'the CRD by name (databases.okt.dev)');
+}

@@ -1,9 +1,12 @@
 // `okt graph validate | render | simulate FILE`: a graph checked, drawn and walked before any cluster exists;
-// `okt graph diff OLD NEW`: what a new revision changes.
+// `okt graph diff OLD NEW`: what a new revision changes; `okt graph check NEW --against-cluster`: what it
+// would do to the resources of a cluster.
 import { Command, Option } from 'commander';
 import { DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
 import { renderPath, toXStateSource } from '../machine/index.ts';
+import { addCrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction, type ExitCode } from './errors.ts';
+import type { GraphCheckFlags } from './graph-check.ts';
 import { formatGraphDiff } from './graph-diff.ts';
 import { loadGraphFile, type LoadedGraph } from './graph-module.ts';
 import { collectList, colorsFor, type Colors } from './output.ts';
@@ -79,6 +82,34 @@ export function graphCommand(): Command {
         process.stdout.write(options.json ? `${JSON.stringify(diff, null, 2)}\n` : formatGraphDiff(diff, colorsFor(process.stdout)));
         // A diff is information: it fails only when asked to report a difference.
         return options.exitCode && !diff.same ? EXIT.failed : EXIT.ok;
+      }),
+    );
+
+  const check = graph
+    .command('check')
+    .description('Say what an operator on NEW would do to every live resource of its CRD: ok, stranded (exit 1), unreachable, waits or invalid (warnings)')
+    .argument('<new>', 'the graph about to be deployed: module (.ts/.js) or data (.json/.yaml)')
+    .requiredOption('--against-cluster', 'read the CRD and its resources from the cluster KUBECONFIG names (required)')
+    .option('-n, --namespace <ns>', 'only the resources of this namespace (default: all namespaces)');
+  addCrdFinderFlags(check, 'graph\'s resources')
+    .option('--json', 'print the check as JSON')
+    .addOption(exportOption())
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Without --kind/--group/--crd-name, the CRD is the one whose okt.dev/graph annotation names the graph.',
+        'Exit code: 1 when a resource would be stranded (or no CRD is found); 0 otherwise: unreachable, waits and invalid are warnings.',
+      ].join('\n'),
+    )
+    .action(
+      runAction('graph check', async (file: string, options: GraphCheckFlags) => {
+        const loaded = await loadGraphFile(file, { exportName: options.export });
+        // The Kubernetes client takes a while to load: only the commands that talk to a cluster pay for it.
+        const { checkAgainstCluster, formatGraphCheck, graphCheckExitCode } = await import('./graph-check.ts');
+        const result = await checkAgainstCluster(loaded, options);
+        process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : formatGraphCheck(result, colorsFor(process.stdout)));
+        return graphCheckExitCode(result);
       }),
     );
 

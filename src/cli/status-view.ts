@@ -9,7 +9,7 @@ import type { Colors } from './output.ts';
 /** A lifecycle custom resource as read from the API server (status still unchecked). */
 export interface LifecycleResource {
   kind: string;
-  metadata: { name: string; namespace?: string; generation?: number; creationTimestamp?: string; deletionTimestamp?: string; uid?: string };
+  metadata: { name: string; namespace?: string; generation?: number; creationTimestamp?: string; deletionTimestamp?: string; uid?: string; annotations?: Record<string, string> };
   spec?: { desiredState?: string; paused?: boolean; onLeaf?: string; sidecar?: { url?: string } };
   status?: unknown;
 }
@@ -131,7 +131,10 @@ function headline(view: StatusView): string {
 /** The facts under the headline, as label/value pairs shared by the text and HTML pictures. */
 function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, string][] {
   const { graph, resource, now } = view;
-  const out: [string, string][] = [['graph', `${graph.name} (${graph.nodeNames.length} nodes)`]];
+  // The revision drawn differs from the resource's when its own is not at hand (not published, or --graph).
+  const recorded = read.kind === 'ok' ? read.status.graphRevision : undefined;
+  const elsewhere = recorded !== undefined && recorded !== graph.revision ? `; the resource is on revision ${recorded}` : '';
+  const out: [string, string][] = [['graph', `${graph.name} (${graph.nodeNames.length} nodes), revision ${graph.revision}${elsewhere}`]];
   const desired = resource.spec?.desiredState;
   if (read.kind === 'ok') {
     const { status } = read;

@@ -1,31 +1,27 @@
 // `okt status [TYPE/]NAME`: a lifecycle custom resource read from the cluster, drawn on its graph.
 import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { addCrdFinderFlags, type CrdFinderFlags } from './crd-names.ts';
 import { runAction } from './errors.ts';
 import { colorsFor } from './output.ts';
 import { renderStatusHtml, renderStatusText, type StatusView } from './status-view.ts';
 
-export interface StatusFlags {
+export interface StatusFlags extends CrdFinderFlags {
   namespace?: string;
-  kind?: string;
-  group?: string;
   version?: string;
-  crdName?: string;
   graph?: string;
   export?: string;
   html?: string;
 }
 
 export function statusCommand(): Command {
-  return new Command('status')
+  const command = new Command('status')
     .description('Show a lifecycle resource on its graph: current node, path, desired state, conditions, running operation')
     .argument('<resource>', 'NAME, or TYPE/NAME where TYPE is the plural, singular, kind or a short name (odb/my-db)')
-    .option('-n, --namespace <ns>', 'namespace of the resource (default: the kubeconfig context\'s, else "default")')
-    .option('--kind <kind>', 'kind of the resource (with --group if several CRDs share it)')
-    .option('--group <group>', 'API group of the resource')
+    .option('-n, --namespace <ns>', 'namespace of the resource (default: the kubeconfig context\'s, else "default")');
+  return addCrdFinderFlags(command, 'resource')
     .option('--version <version>', 'API version to read (default: the CRD\'s storage version)')
-    .option('--crd-name <name>', 'the CRD by name (databases.okt.dev)')
-    .option('--graph <file>', 'the graph module or data file (default: the bundled graph the CRD\'s okt.dev/graph annotation names)')
+    .option('--graph <file>', 'the graph module or data file (default: the graph the CRD publishes for the resource\'s revision)')
     .option('--export <name>', 'the module export holding the graph (with --graph)')
     .option('--html <file>', 'also write an HTML page with the Mermaid diagram to FILE')
     .action(

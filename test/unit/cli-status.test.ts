@@ -63,6 +63,14 @@ describe('renderStatusText', () => {
     expect(text).toMatch(/ age +10m\n/);
   });
 
+  it('names the revision drawn, and the resource\'s own when it is another', () => {
+    const on = (graphRevision: string) => database({ status: { ...(database().status as object), graphRevision } });
+    const same = renderStatusText({ graph: databaseGraph, resource: on(databaseGraph.revision), now }, NO_COLORS);
+    expect(same).toMatch(new RegExp(` graph +database \\(5 nodes\\), revision ${databaseGraph.revision}\n`));
+    const other = renderStatusText({ graph: databaseGraph, resource: on('0123456789abcdef'), now }, NO_COLORS);
+    expect(other).toMatch(new RegExp(` graph +database \\(5 nodes\\), revision ${databaseGraph.revision}; the resource is on revision 0123456789abcdef\n`));
+  });
+
   it('prints the conditions as an aligned table with ages', () => {
     const text = renderStatusText({ graph: databaseGraph, resource: database(), now }, NO_COLORS);
     const table = text.trimEnd().split('\n').slice(-5);
