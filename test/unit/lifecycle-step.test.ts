@@ -4,6 +4,7 @@ import { findCondition } from '../../src/kube/conditions.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import type { LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { loadGraph } from '../../src/graph/index.ts';
 
 function conditionOf(sim: LifecycleSim, type: string) {
   return findCondition(sim.status?.conditions ?? [], type);
@@ -212,4 +213,23 @@ test('a status read back with its keys in another order is no reason to write', 
   sim.status = reversed(before) as LifecycleStatus;
   expect(Object.keys(sim.status)).toEqual(Object.keys(before).reverse());
   expect(sim.reconcile().status).toBeUndefined();
+});
+
+describe('a self-loop child named by a collected event', () => {
+  test('outranks the planned move for one decision, which stays; Ready is never said away from the desired node, and the next decision moves on', () => {
+    const graph = loadGraph({ name: 'g', entry: 'N0', nodes: [{ name: 'N0', children: ['N0', 'Up'] }, { name: 'Up' }] });
+    const sim = new LifecycleSim(graph, 'Up');
+    sim.spec = { ...sim.spec, onLeaf: 'Keep', paused: true };
+    sim.reconcile();
+    sim.raise('N0');
+    sim.reconcile();
+    sim.setSpec({ paused: false });
+    const effects = sim.reconcile();
+    expect(sim.status?.state).toBe('N0');
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'Progressing' });
+    expect(effects.again).toBe(true);
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Up');
+    expect(conditionOf(sim, 'Ready')?.status).toBe('True');
+  });
 });

@@ -307,6 +307,9 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
     // The events were offered to a decision: they are used up, whatever it decided.
     work.consumeObserved(input.sidecar);
     if (unreachable) return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
+    // A collected event naming the node's own self-loop child outranked the planned one: that decision
+    // stays, the events are used up, and the next one moves on.
+    if (current !== desired) return { ...work.waiting(REASONS.progressing, `on the way from ${current} to ${desired}`), again: true };
     return work.converge(resource, graph.node(desired).isLeaf);
   }
   return work.move(next, events, input);
