@@ -3,11 +3,11 @@
 // an upgrade that would strand a resource.
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseStatus } from '../controller/lifecycle/parse-status.ts';
-import { MIGRATE_ANNOTATION } from '../controller/lifecycle/step.ts';
+import { createLifecycleModel, MIGRATE_ANNOTATION, recordedPosition, servedMigration, type LifecycleModel } from '../controller/lifecycle/step.ts';
 import type { Graph, NodeFate } from '../graph/index.ts';
 import { desiredStateNames, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION } from '../kube/crd.ts';
-import { describeIssues, lifecycleSpecSchema, TERMINAL_PHASES } from '../kube/lifecycle-resource.ts';
-import { createPlanner, predictMigration, type MigrationPrediction, type Planner, type RecordedPosition } from '../plan/index.ts';
+import { describeIssues, lifecycleSpecSchema } from '../kube/lifecycle-resource.ts';
+import { predictMigration, type MigrationPrediction, type RecordedPosition } from '../plan/index.ts';
 import { findCrd, listResources, servedVersion } from './cluster-crds.ts';
 import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, type ExitCode } from './errors.ts';
@@ -98,15 +98,10 @@ export function checkGraph(input: {
   namespace: string | undefined;
 }): GraphCheck {
   const { graph } = input;
-  // One planner per revision, its tables built once for all the resources.
-  const planners = new Map<string, Planner>();
-  const plannerOf = (g: Graph): Planner => {
-    let planner = planners.get(g.revision);
-    if (planner === undefined) planners.set(g.revision, (planner = createPlanner(g)));
-    return planner;
-  };
+  // The operator's model: a planner per revision, its tables built once for all the resources.
+  const model = createLifecycleModel(graph);
   const resources = input.resources
-    .map((resource) => checkResource(graph, plannerOf, resource))
+    .map((resource) => checkResource(model, resource))
     .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
   const counts = Object.fromEntries(CHECK_OUTCOMES.map((outcome) => [outcome, resources.filter((r) => r.outcome === outcome).length])) as Record<CheckOutcome, number>;
   return {
@@ -119,7 +114,8 @@ export function checkGraph(input: {
   };
 }
 
-function checkResource(graph: Graph, plannerOf: (g: Graph) => Planner, resource: LifecycleResource): ResourceCheck {
+function checkResource(model: LifecycleModel, resource: LifecycleResource): ResourceCheck {
+  const { graph } = model;
   const { name, namespace = 'default', annotations } = resource.metadata;
   // Read as the operator reads them: what it cannot parse stalls the resource whatever the revision.
   const spec = lifecycleSpecSchema.safeParse(resource.spec ?? {});
@@ -128,28 +124,19 @@ function checkResource(graph: Graph, plannerOf: (g: Graph) => Planner, resource:
   const facts = { namespace, name, revision: recorded?.graphRevision ?? null, state: recorded?.state ?? null, desired: spec.success ? spec.data.desiredState : null };
   if (!spec.success) return { ...facts, outcome: 'invalid', detail: describeIssues('spec', spec.error) };
   if (status !== undefined && 'invalid' in status) return { ...facts, outcome: 'invalid', detail: status.invalid };
-  const operation = recorded?.operation;
-  const at: RecordedPosition = {
-    // No status yet: the operator starts the resource at the entry of its own revision.
-    revision: recorded === undefined ? graph.revision : recorded.graphRevision,
-    state: recorded?.state ?? graph.entry,
-    desired: spec.data.desiredState,
-    runningAction: operation !== undefined && !TERMINAL_PHASES.has(operation.phase) ? operation.node : undefined,
-    migrateRequested: annotations?.[MIGRATE_ANNOTATION] === 'true',
-  };
-  const prediction = predictMigration(graph, plannerOf(graph), at);
+  const at = recordedPosition(graph, recorded, spec.data, { deleting: resource.metadata.deletionTimestamp !== undefined, migrateRequested: annotations?.[MIGRATE_ANNOTATION] === 'true' });
+  const prediction = predictMigration(graph, model.planner, at);
   if (recorded === undefined && prediction.kind === 'current') return { ...facts, outcome: 'ok', detail: `no status yet: starts at ${graph.entry}`, prediction };
-  return { ...facts, ...verdict(graph, plannerOf, at, prediction), prediction };
+  return { ...facts, ...verdict(model, at, prediction), prediction };
 }
 
-function verdict(graph: Graph, plannerOf: (g: Graph) => Planner, at: RecordedPosition, prediction: MigrationPrediction): { outcome: CheckOutcome; detail: string } {
+function verdict(model: LifecycleModel, at: RecordedPosition, prediction: MigrationPrediction): { outcome: CheckOutcome; detail: string } {
   switch (prediction.kind) {
     case 'current':
       return { outcome: 'ok', detail: 'on this revision' };
     case 'stays': {
       // As the operator does: a resource the Manual policy keeps on an earlier revision is driven on that revision's graph.
-      const earlier = graph.previous.find((g) => g.revision === prediction.revision) ?? graph;
-      const there = predictMigration(earlier, plannerOf(earlier), at);
+      const there = servedMigration(model, at).migration;
       const stays = `stays on revision ${prediction.revision} (Manual)`;
       return there.kind === 'stranded' ? { outcome: 'stranded', detail: `${stays}, where ${there.reason}` } : { outcome: 'ok', detail: stays };
     }

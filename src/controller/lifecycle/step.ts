@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { fateOf, nodeConditionType, type Graph } from '../../graph/index.ts';
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
-import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner } from '../../plan/index.ts';
+import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner, type RecordedPosition } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
 import {
   STATUS_PATH_LIMIT,
@@ -199,12 +199,8 @@ export function step(given: StepInput): StepEffects {
   const firstSight = resource.status === undefined;
   const stored = resource.status ?? initialStatus(given.model.graph, resource.generation, now);
   // The revision the resource is driven on: the operator's, or (Manual policy) the earlier one it stays on.
-  let model = given.model;
-  let migration = predictMigration(model.graph, model.planner, recordedPosition(stored, resource));
-  if (migration.kind === 'stays') {
-    model = given.model.earlier.get(migration.revision) ?? model;
-    migration = predictMigration(model.graph, model.planner, recordedPosition(stored, resource));
-  }
+  const how = { deleting: resource.deleting, migrateRequested: resource.migrateRequested === true };
+  const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, how));
   const input: StepInput = { ...given, model };
   const { graph } = model;
   const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered);
@@ -270,7 +266,7 @@ export function step(given: StepInput): StepEffects {
   }
   if (migration.kind === 'waits') {
     // The action that held the migration back is over (its end is recorded): the resource moves now.
-    const now = predictMigration(graph, model.planner, { ...recordedPosition(work.status, resource), runningAction: undefined });
+    const now = predictMigration(graph, model.planner, { ...recordedPosition(graph, work.status, resource.spec, how), runningAction: undefined });
     if (now.kind === 'migrates' && now.state.kind === 'moved') return migrateInto(input, work, now);
     if (now.kind === 'migrates') work.migrate(now);
   }
@@ -368,17 +364,32 @@ export function deletionLeaf(graph: Graph, from: string): string {
   return at;
 }
 
-/** Where the resource stands, for the migration prediction. */
-function recordedPosition(status: LifecycleStatus, resource: ResourceView): Parameters<typeof predictMigration>[2] {
-  const operation = status.operation;
+/**
+ * Where a resource stands, for the migration prediction, read as the operator reads it (no status yet:
+ * at the entry of `graph`'s revision, where the operator starts it).
+ */
+export function recordedPosition(graph: Graph, status: LifecycleStatus | undefined, spec: LifecycleSpec, how: { deleting: boolean; migrateRequested: boolean }): RecordedPosition {
+  const operation = status?.operation;
   return {
-    revision: status.graphRevision,
-    state: status.state,
+    revision: status === undefined ? graph.revision : status.graphRevision,
+    state: status?.state ?? graph.entry,
     // Deletion drives the resource to a leaf whatever spec.desiredState says: that name does not have to fit.
-    desired: resource.deleting ? status.state : resource.spec.desiredState,
+    desired: how.deleting && status !== undefined ? status.state : spec.desiredState,
     runningAction: operation !== undefined && !TERMINAL_PHASES.has(operation.phase) ? operation.node : undefined,
-    migrateRequested: resource.migrateRequested === true,
+    migrateRequested: how.migrateRequested,
   };
+}
+
+/**
+ * What the operator's model does with a resource at `at`: the revision it is driven on (its own, when
+ * the Manual policy keeps it on an earlier one) and the migration prediction there. `okt graph check`
+ * asks the same.
+ */
+export function servedMigration(model: LifecycleModel, at: RecordedPosition): { model: LifecycleModel; migration: MigrationPrediction } {
+  const migration = predictMigration(model.graph, model.planner, at);
+  if (migration.kind !== 'stays') return { model, migration };
+  const earlier = model.earlier.get(migration.revision) ?? model;
+  return { model: earlier, migration: predictMigration(earlier.graph, earlier.planner, at) };
 }
 
 /** The node of `graph` the resource is on, or will be once its migration is done. */
