@@ -120,7 +120,8 @@ export function describeValid({ graph, file, exportName }: LoadedGraph): string 
   const leaves = graph.nodeNames.filter((n) => graph.node(n).isLeaf);
   const source = exportName === undefined ? file : `${file}, export ${exportName}`;
   const count = graph.nodeNames.length === 1 ? '1 node' : `${graph.nodeNames.length} nodes`;
-  return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}`;
+  const earlier = graph.previous.length === 0 ? '' : `, serves earlier revisions ${graph.previous.map((g) => g.revision).join(', ')}`;
+  return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}, revision ${graph.revision}${earlier}`;
 }
 
 export function renderGraph(graph: Graph, format: RenderFormat): string {

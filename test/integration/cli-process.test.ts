@@ -14,7 +14,7 @@ describe.concurrent('okt graph', { timeout: 60_000 }, () => {
   it('validate: 0 and OK for a good graph, 1 and every problem for a bad one', async () => {
     const good = await okt(['graph', 'validate', 'graphs/reconciliation.ts']);
     expect(good).toMatchObject({ code: 0, stderr: '' });
-    expect(good.stdout).toBe('OK: graph "reconciliation" (graphs/reconciliation.ts, export reconciliationGraph): 9 nodes, entry CRChecker, leaves End\n');
+    expect(good.stdout).toBe('OK: graph "reconciliation" (graphs/reconciliation.ts, export reconciliationGraph): 9 nodes, entry CRChecker, leaves End, revision 9c3ac743d22ab55c\n');
 
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(file, 'name: bad\nentry: A\nnodes:\n  A: { children: [B, C] }\n  B: {}\n');

@@ -31,7 +31,7 @@ describe('loadGraphFile', () => {
     const loaded = await loadGraphFile('graphs/database.ts');
     expect(loaded.exportName).toBe('databaseGraph');
     expect(loaded.graph.toData()).toEqual(databaseGraph.toData());
-    expect(describeValid(loaded)).toBe('OK: graph "database" (graphs/database.ts, export databaseGraph): 5 nodes, entry Start, leaves End');
+    expect(describeValid(loaded)).toBe('OK: graph "database" (graphs/database.ts, export databaseGraph): 5 nodes, entry Start, leaves End, revision cb0b55743d723c69');
   });
 
   it('prefers the default export, and asks for --export when several graphs are exported', async () => {
