@@ -1,29 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { defineGraph, type Graph } from '../../src/graph/index.ts';
+import { defineGraph } from '../../src/graph/index.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { predictMigration } from '../../src/plan/index.ts';
 import { createLifecycleModel } from '../../src/controller/lifecycle/step.ts';
+import { databaseRevision2 as revision2 } from '../fixtures/database-revisions.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
-
-/** Revision 2 of the database graph: Servicing renamed Backup, Stopping removed (its CRs go to Draining). */
-function revision2(policy: 'Automatic' | 'Manual' = 'Automatic'): Graph {
-  return defineGraph({
-    name: 'database',
-    entry: 'Start',
-    previous: [databaseGraph],
-    migrations: { policy, removed: { Stopping: 'Draining' } },
-    nodes: {
-      Start: { children: ['Running'] },
-      Running: { children: ['Backup', 'Draining'] },
-      Backup: { formerly: ['Servicing'], children: ['Running', 'End'] },
-      Draining: { children: ['End'] },
-      End: {},
-    },
-  });
-}
 
 /** Reconciles `times` times, keeping every event committed on the way (the outbox is pruned once delivered). */
 function collect(sim: LifecycleSim, times: number, into: Map<number, OutboxEntry>, options: Parameters<LifecycleSim['reconcile']>[0] = {}): void {
