@@ -37,6 +37,8 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.status?.operation).toMatchObject({ id: running.id, node: 'Backup' });
     expect(condition(sim, 'Backup')?.status).toBe('True');
     expect(condition(sim, 'Servicing')).toBeUndefined();
+    // Its action, now Backup's, runs at the desired node (desiredState Servicing stands for Backup).
+    expect(condition(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'ActionRunning' });
     expect(sim.status?.path.at(-1)).toBe('Backup');
     const migrated = [...events.values()].filter((e) => e.type === LIFECYCLE_EVENT_TYPES.migrated);
     expect(migrated).toHaveLength(1);
@@ -53,6 +55,26 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.started.get(running.id)?.starts).toBe(1);
     const sequences = [...events.keys()];
     expect(sequences).toEqual(sequences.map((_, i) => i + 1));
+  });
+
+  test('a renamed node whose action ended while the operator was rolled: the migration and the end in one write, both in the new names', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing');
+    const events = new Map<number, OutboxEntry>();
+    collect(sim, 2, events, { finishRunning: true });
+    collect(sim, 1, events, { finishRunning: false });
+    const running = sim.status!.operation!;
+    expect(running).toMatchObject({ node: 'Servicing', phase: 'Pending' });
+    const before = sim.status!.sequence;
+    const v2 = revision2();
+    sim.upgrade(v2);
+    // The action ended while no operator ran: the first reconcile of revision 2 sees it over.
+    collect(sim, 1, events, { finishRunning: true });
+    expect(sim.status).toMatchObject({ state: 'Backup', graphRevision: v2.revision });
+    expect(sim.status?.operation).toMatchObject({ id: running.id, node: 'Backup', phase: 'Succeeded' });
+    const after = [...events.values()].filter((e) => e.sequence > before);
+    expect(after.map((e) => e.type)).toEqual([LIFECYCLE_EVENT_TYPES.migrated, LIFECYCLE_EVENT_TYPES.actionSucceeded, LIFECYCLE_EVENT_TYPES.converged]);
+    expect(after.map((e) => e.subject)).toEqual(['Backup', 'Backup', 'Backup']);
+    expect(after[1]!.data).toMatchObject({ from: 'Backup', to: 'Backup', operation: { id: running.id, node: 'Backup', phase: 'Succeeded' } });
   });
 
   test('a removed node mapped to another: the resource enters that node by a transition in the migration\'s write, and its action starts', () => {

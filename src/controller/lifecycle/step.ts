@@ -232,7 +232,8 @@ export function step(given: StepInput): StepEffects {
   }
 
   // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
-  const operation = stored.operation;
+  // Taken as the migration left it: a renamed node's operation goes on under the node's new name.
+  const operation = work.status.operation;
   let operationEvents: string[] = [];
   if (operation !== undefined && !TERMINAL_PHASES.has(operation.phase)) {
     if (sidecar.kind === 'unavailable') {
