@@ -116,6 +116,28 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.started.get(stopping)).toMatchObject({ starts: 1, done: true });
   });
 
+  test('a removed node whose action ended while the operator was rolled: that end is said on the old revision, then the migration and the move on the new one', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Stopping');
+    const events = new Map<number, OutboxEntry>();
+    collect(sim, 2, events);
+    collect(sim, 1, events, { finishRunning: false });
+    const stopping = sim.status!.operation!;
+    expect(stopping).toMatchObject({ node: 'Stopping', phase: 'Pending' });
+    const before = sim.status!.sequence;
+    const v2 = revision2();
+    sim.upgrade(v2);
+    collect(sim, 1, events, { finishRunning: true });
+    expect(sim.status).toMatchObject({ state: 'Draining', graphRevision: v2.revision });
+    const written = [...events.values()].filter((e) => e.sequence > before);
+    expect(written.map((e) => [e.type, e.subject, e.data.graphRevision])).toEqual([
+      [LIFECYCLE_EVENT_TYPES.actionSucceeded, 'Stopping', databaseGraph.revision],
+      [LIFECYCLE_EVENT_TYPES.migrated, 'Draining', v2.revision],
+      [LIFECYCLE_EVENT_TYPES.transition, 'Draining', v2.revision],
+      [LIFECYCLE_EVENT_TYPES.actionStarted, 'Draining', v2.revision],
+    ]);
+    expect(written[0]!.data.operation).toMatchObject({ id: stopping.id, node: 'Stopping', phase: 'Succeeded' });
+  });
+
   test('a node the migrations refuse: the resource stalls at UnknownState with the reason and what to do; nothing is started', () => {
     const v2 = defineGraph({
       name: 'database', entry: 'Start', previous: [databaseGraph],
@@ -131,6 +153,8 @@ describe('a graph upgraded under a live resource', () => {
     expect(condition(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'UnknownState' });
     expect(condition(sim, 'Stalled')?.message).toContain('finish the backup on revision 1 first');
     expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
+    // Said on the revision it is stuck on, in that revision's names.
+    expect(sim.status?.outbox?.at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.stalled, subject: 'Servicing', data: { graphRevision: databaseGraph.revision } });
   });
 
   test('Manual policy: the resource stays on its revision (still driven there) until annotated okt.dev/migrate=true', () => {

@@ -725,7 +725,8 @@ class StatusDraft {
   #data(from: string, to: string, events: readonly string[]): LifecycleEventData {
     return {
       graph: this.#graph.name,
-      graphRevision: this.#graph.revision,
+      // The revision the resource is on when the event happens (a migration in this step changes it).
+      graphRevision: this.status.graphRevision ?? this.#graph.revision,
       transition: this.status.transition,
       from,
       to,
