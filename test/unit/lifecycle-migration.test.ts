@@ -1,29 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { defineGraph, type Graph } from '../../src/graph/index.ts';
+import { defineGraph } from '../../src/graph/index.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { predictMigration } from '../../src/plan/index.ts';
 import { createLifecycleModel } from '../../src/controller/lifecycle/step.ts';
+import { databaseRevision2 as revision2 } from '../fixtures/database-revisions.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
-
-/** Revision 2 of the database graph: Servicing renamed Backup, Stopping removed (its CRs go to Draining). */
-function revision2(policy: 'Automatic' | 'Manual' = 'Automatic'): Graph {
-  return defineGraph({
-    name: 'database',
-    entry: 'Start',
-    previous: [databaseGraph],
-    migrations: { policy, removed: { Stopping: 'Draining' } },
-    nodes: {
-      Start: { children: ['Running'] },
-      Running: { children: ['Backup', 'Draining'] },
-      Backup: { formerly: ['Servicing'], children: ['Running', 'End'] },
-      Draining: { children: ['End'] },
-      End: {},
-    },
-  });
-}
 
 /** Reconciles `times` times, keeping every event committed on the way (the outbox is pruned once delivered). */
 function collect(sim: LifecycleSim, times: number, into: Map<number, OutboxEntry>, options: Parameters<LifecycleSim['reconcile']>[0] = {}): void {
@@ -53,6 +37,8 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.status?.operation).toMatchObject({ id: running.id, node: 'Backup' });
     expect(condition(sim, 'Backup')?.status).toBe('True');
     expect(condition(sim, 'Servicing')).toBeUndefined();
+    // Its action, now Backup's, runs at the desired node (desiredState Servicing stands for Backup).
+    expect(condition(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'ActionRunning' });
     expect(sim.status?.path.at(-1)).toBe('Backup');
     const migrated = [...events.values()].filter((e) => e.type === LIFECYCLE_EVENT_TYPES.migrated);
     expect(migrated).toHaveLength(1);
@@ -69,6 +55,26 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.started.get(running.id)?.starts).toBe(1);
     const sequences = [...events.keys()];
     expect(sequences).toEqual(sequences.map((_, i) => i + 1));
+  });
+
+  test('a renamed node whose action ended while the operator was rolled: the migration and the end in one write, both in the new names', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing');
+    const events = new Map<number, OutboxEntry>();
+    collect(sim, 2, events, { finishRunning: true });
+    collect(sim, 1, events, { finishRunning: false });
+    const running = sim.status!.operation!;
+    expect(running).toMatchObject({ node: 'Servicing', phase: 'Pending' });
+    const before = sim.status!.sequence;
+    const v2 = revision2();
+    sim.upgrade(v2);
+    // The action ended while no operator ran: the first reconcile of revision 2 sees it over.
+    collect(sim, 1, events, { finishRunning: true });
+    expect(sim.status).toMatchObject({ state: 'Backup', graphRevision: v2.revision });
+    expect(sim.status?.operation).toMatchObject({ id: running.id, node: 'Backup', phase: 'Succeeded' });
+    const after = [...events.values()].filter((e) => e.sequence > before);
+    expect(after.map((e) => e.type)).toEqual([LIFECYCLE_EVENT_TYPES.migrated, LIFECYCLE_EVENT_TYPES.actionSucceeded, LIFECYCLE_EVENT_TYPES.converged]);
+    expect(after.map((e) => e.subject)).toEqual(['Backup', 'Backup', 'Backup']);
+    expect(after[1]!.data).toMatchObject({ from: 'Backup', to: 'Backup', operation: { id: running.id, node: 'Backup', phase: 'Succeeded' } });
   });
 
   test('a removed node mapped to another: the resource enters that node by a transition in the migration\'s write, and its action starts', () => {
@@ -110,6 +116,28 @@ describe('a graph upgraded under a live resource', () => {
     expect(sim.started.get(stopping)).toMatchObject({ starts: 1, done: true });
   });
 
+  test('a removed node whose action ended while the operator was rolled: that end is said on the old revision, then the migration and the move on the new one', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Stopping');
+    const events = new Map<number, OutboxEntry>();
+    collect(sim, 2, events);
+    collect(sim, 1, events, { finishRunning: false });
+    const stopping = sim.status!.operation!;
+    expect(stopping).toMatchObject({ node: 'Stopping', phase: 'Pending' });
+    const before = sim.status!.sequence;
+    const v2 = revision2();
+    sim.upgrade(v2);
+    collect(sim, 1, events, { finishRunning: true });
+    expect(sim.status).toMatchObject({ state: 'Draining', graphRevision: v2.revision });
+    const written = [...events.values()].filter((e) => e.sequence > before);
+    expect(written.map((e) => [e.type, e.subject, e.data.graphRevision])).toEqual([
+      [LIFECYCLE_EVENT_TYPES.actionSucceeded, 'Stopping', databaseGraph.revision],
+      [LIFECYCLE_EVENT_TYPES.migrated, 'Draining', v2.revision],
+      [LIFECYCLE_EVENT_TYPES.transition, 'Draining', v2.revision],
+      [LIFECYCLE_EVENT_TYPES.actionStarted, 'Draining', v2.revision],
+    ]);
+    expect(written[0]!.data.operation).toMatchObject({ id: stopping.id, node: 'Stopping', phase: 'Succeeded' });
+  });
+
   test('a node the migrations refuse: the resource stalls at UnknownState with the reason and what to do; nothing is started', () => {
     const v2 = defineGraph({
       name: 'database', entry: 'Start', previous: [databaseGraph],
@@ -125,6 +153,8 @@ describe('a graph upgraded under a live resource', () => {
     expect(condition(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'UnknownState' });
     expect(condition(sim, 'Stalled')?.message).toContain('finish the backup on revision 1 first');
     expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
+    // Said on the revision it is stuck on, in that revision's names.
+    expect(sim.status?.outbox?.at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.stalled, subject: 'Servicing', data: { graphRevision: databaseGraph.revision } });
   });
 
   test('deletion does not need spec.desiredState to fit the new revision; a stranded deleted resource is released by okt.dev/abandon', () => {

@@ -235,7 +235,8 @@ export function step(given: StepInput): StepEffects {
   }
 
   // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
-  const operation = stored.operation;
+  // Taken as the migration left it: a renamed node's operation goes on under the node's new name.
+  const operation = work.status.operation;
   let operationEvents: string[] = [];
   if (operation !== undefined && !TERMINAL_PHASES.has(operation.phase)) {
     if (sidecar.kind === 'unavailable') {
@@ -746,7 +747,8 @@ class StatusDraft {
   #data(from: string, to: string, events: readonly string[]): LifecycleEventData {
     return {
       graph: this.#graph.name,
-      graphRevision: this.#graph.revision,
+      // The revision the resource is on when the event happens (a migration in this step changes it).
+      graphRevision: this.status.graphRevision ?? this.#graph.revision,
       transition: this.status.transition,
       from,
       to,

@@ -1,18 +1,52 @@
-// What must hold after a fault-injection run, whatever the faults were.
+// What must hold after a fault-injection run, whatever the faults were. A CR's status and events are
+// read in the names of the graph revision that wrote them (graph.revision; see
+// test/fixtures/database-revisions.ts): the operator may have been rolled to another one mid-walk.
 import { expect } from 'vitest';
-import { databaseGraph } from '../../../graphs/database.ts';
+import { fateOf, type Graph, type GraphNode } from '../../../src/graph/index.ts';
 import { LIFECYCLE_EVENT_TYPES, lifecycleEventId, type LifecycleEvent } from '../../../src/events/index.ts';
+import { resolveDesired } from '../../../src/plan/index.ts';
 import type { Operation } from '../../../src/sidecar-client/protocol.ts';
+import { databaseGraphAt } from '../../fixtures/database-revisions.ts';
 import { conditionOf, type DatabaseObject } from '../helpers/lifecycle.ts';
 
-/** The CR sits at its desired node and says so for its current spec. */
+/** The graph of the revision the CR is on. */
+function graphOf(db: DatabaseObject): Graph {
+  return databaseGraphAt(db.status?.graphRevision);
+}
+
+/**
+ * The name a node of an earlier revision has in `graph`: its own or its new one (kept, renamed); a
+ * removed node keeps its old name, as a migration leaves it in status.path.
+ */
+function nameIn(graph: Graph, name: string): string {
+  const fate = fateOf(graph, name);
+  return fate.kind === 'kept' || fate.kind === 'renamed' ? fate.node : name;
+}
+
+/** A node as status.path names it: of `graph`, or, removed there, of the earlier revision that had it. */
+function nodeAt(graph: Graph, name: string): GraphNode {
+  const holder = [graph, ...graph.previous].find((g) => g.has(name));
+  if (holder === undefined) throw new Error(`node ${name} is in no revision of graph "${graph.name}" (${graph.revision})`);
+  return holder.node(name);
+}
+
+/**
+ * Whether `from` -> `to`, as status.path names them in `graph`'s words, is a transition: an edge of
+ * `graph`, an edge of an earlier revision it serves, or the move a migration makes from a removed
+ * node to the node its CRs go to.
+ */
+function isTransition(graph: Graph, from: string, to: string): boolean {
+  const fate = fateOf(graph, from);
+  if (fate.kind === 'moved' && fate.node === to) return true;
+  return [graph, ...graph.previous].some((g) => g.nodeNames.some((n) => nameIn(graph, n) === from && g.node(n).children.some((c) => nameIn(graph, c) === to)));
+}
+
+/** The CR sits at its desired node (spec.desiredState may hold a former name of it) and says so for its current spec. */
 export function isSettledAt(db: DatabaseObject, desired: string): boolean {
-  return (
-    db.spec.desiredState === desired &&
-    db.status?.state === desired &&
-    conditionOf(db, 'Ready')?.status === 'True' &&
-    db.status.observedGeneration === db.metadata.generation
-  );
+  const status = db.status;
+  if (db.spec.desiredState !== desired || status?.state === undefined) return false;
+  const target = resolveDesired(graphOf(db), desired);
+  return 'node' in target && status.state === target.node && conditionOf(db, 'Ready')?.status === 'True' && status.observedGeneration === db.metadata.generation;
 }
 
 /** Events of one CR by sequence (redeliveries included), in arrival order. */
@@ -42,12 +76,16 @@ function content(event: LifecycleEvent): string {
 export interface EventTally {
   events: number;
   redeliveries: number;
+  /** Migrated events: one per change of graph revision. */
+  migrations: number;
 }
 
 /**
  * The CR's stream: sequences 1..status.sequence, none missing, none beyond; first deliveries in order;
  * a redelivery only with the same id and the same content; the transition events' `to`, in sequence
- * order, are status.path[1..].
+ * order and in the names of the CR's revision, are status.path[1..]. Each event names a node of the
+ * revision it says the CR was on; the revision changes only at a migrated event, which says from
+ * which revision and node to which (the node's fate in the new revision), and ends at status.graphRevision.
  */
 export function checkEvents(db: DatabaseObject, events: readonly LifecycleEvent[]): EventTally {
   const name = db.metadata.name;
@@ -70,10 +108,42 @@ export function checkEvents(db: DatabaseObject, events: readonly LifecycleEvent[
   const expected = Array.from({ length: status.sequence }, (_, i) => i + 1);
   expect([...first.keys()].sort((a, b) => a - b), `${name}: the sequences received (status.sequence = ${status.sequence})`).toEqual(expected);
   expect(firstOrder, `${name}: first deliveries in sequence order`).toEqual(expected);
-  const transitions = expected.map((n) => first.get(n)!).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition);
-  expect(transitions.map((e) => e.data.to), `${name}: the transition events' \`to\` against status.path`).toEqual(status.path.slice(1));
+  const stream = expected.map((n) => first.get(n)!);
+  const migrations = checkRevisions(db, stream);
+  const graph = graphOf(db);
+  const transitions = stream.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition);
+  const named = transitions.map((e) => (e.data.graphRevision === graph.revision ? e.data.to : nameIn(graph, e.data.to)));
+  expect(named, `${name}: the transition events' \`to\` (in revision ${graph.revision}'s names) against status.path`).toEqual(status.path.slice(1));
   expect(transitions.map((e) => e.data.transition), `${name}: transition numbers`).toEqual(Array.from({ length: status.transition }, (_, i) => i + 1));
-  return { events: first.size, redeliveries };
+  return { events: first.size, redeliveries, migrations };
+}
+
+/** The revisions a CR's stream (first deliveries, in sequence order) went through; returns its migrated events. */
+function checkRevisions(db: DatabaseObject, stream: readonly LifecycleEvent[]): number {
+  const name = db.metadata.name;
+  // A status written with no event yet (waiting at the entry for the sidecar) may be migrated first.
+  const opening = stream[0];
+  let revision = opening?.type === LIFECYCLE_EVENT_TYPES.migrated ? opening.data.migration?.fromRevision ?? undefined : opening?.data.graphRevision;
+  let state = databaseGraphAt(revision).entry;
+  let migrations = 0;
+  for (const event of stream) {
+    const { graphRevision, to } = event.data;
+    const what = `${name}: event ${Number(event.sequence)} (${event.type})`;
+    expect(databaseGraphAt(graphRevision).has(to), `${what}: node ${to} in the revision it names, ${graphRevision}`).toBe(true);
+    if (event.type === LIFECYCLE_EVENT_TYPES.migrated) {
+      expect(graphRevision, `${what}: a migration changes the revision`).not.toBe(revision);
+      const fate = fateOf(databaseGraphAt(graphRevision), state);
+      expect('node' in fate, `${what}: ${state} has a place in revision ${graphRevision}`).toBe(true);
+      expect(event.data.migration, what).toEqual({ fromRevision: revision, toRevision: graphRevision, fromState: state, toState: 'node' in fate ? fate.node : undefined, kind: fate.kind });
+      migrations += 1;
+    } else {
+      expect(graphRevision, `${what}: the revision changes only at a migrated event`).toBe(revision);
+    }
+    revision = graphRevision;
+    if (event.type === LIFECYCLE_EVENT_TYPES.transition) state = to;
+  }
+  if (stream.length > 0) expect(revision, `${name}: the revision of its last event`).toBe(db.status!.graphRevision);
+  return migrations;
 }
 
 export interface OperationTally {
@@ -116,14 +186,15 @@ export function checkOperations(
 ): OperationTally {
   const { uid, name } = db.metadata;
   const status = db.status!;
+  const graph = graphOf(db);
   expect(status.path.length, `${name}: path length against transition`).toBe(status.transition + 1);
   const expected: string[] = [];
   let rerunsTotal = 0;
   let retried = 0;
   for (let n = 1; n <= status.transition; n++) {
     const node = status.path[n]!;
-    expect(databaseGraph.node(status.path[n - 1] as never).children, `${name}: transition ${n}`).toContain(node);
-    if (!databaseGraph.node(node as never).hasAction) continue;
+    expect(isTransition(graph, status.path[n - 1]!, node), `${name}: transition ${n}, ${status.path[n - 1]} -> ${node}`).toBe(true);
+    if (!nodeAt(graph, node).hasAction) continue;
     // The first run and its retries; one not declared idempotent that its sidecar lost before the start
     // reached it is in no journal, so the highest retry tells how many there were.
     const retries = Math.max(0, ...[...operations.keys()].filter((id) => id.startsWith(`${uid}-${n}.`)).map((id) => Number(id.slice(`${uid}-${n}.`.length))));
@@ -147,7 +218,8 @@ export function checkOperations(
       // ended, and the lost journal says whatever it had got to.
       if (last) expect(operation?.phase, why).toBe('Succeeded');
       else if (!(forgotten && !allowance.idempotent)) expect(operation?.phase, why).toBe('Failed');
-      expect(operation?.node, why).toBe(node);
+      // The sidecar keeps the name the action was started under: a renamed node's operation has its old one.
+      expect(operation === undefined ? undefined : nameIn(graph, operation.node), why).toBe(node);
       // Runs again only when declared idempotent, and only once per crash or memory loss that left its fate unknown.
       const reruns = allowance.idempotent ? interrupted + maybe : 0;
       const ran = runs.get(id) ?? 0;
@@ -176,10 +248,10 @@ export function readyOverFailure(db: DatabaseObject): string | undefined {
   return `${db.metadata.name}: Ready=True over operation ${operation.id} ${operation.phase} at ${db.status?.state}`;
 }
 
-/** The nodes deletion walks from `from`: each node's deletion child (its onDelete, else its default child), to a leaf. */
-export function deletionPath(from: string): string[] {
+/** The nodes deletion walks from `from` in `graph`: each node's deletion child (its onDelete, else its default child), to a leaf. */
+export function deletionPath(graph: Graph, from: string): string[] {
   const path: string[] = [];
-  for (let at = databaseGraph.node(from as never); at.deletionChild !== undefined; at = databaseGraph.node(at.deletionChild)) path.push(at.deletionChild);
+  for (let at = graph.node(from); at.deletionChild !== undefined; at = graph.node(at.deletionChild)) path.push(at.deletionChild);
   return path;
 }
 
@@ -193,12 +265,13 @@ export function checkDeletion(before: DatabaseObject, events: readonly Lifecycle
   const status = before.status!;
   const sequences = [...new Set(events.map((e) => Number(e.sequence)))].sort((a, b) => a - b);
   expect(sequences, `${name}: every event up to the last, after its deletion`).toEqual(sequences.map((_, i) => i + 1));
-  const path = deletionPath(status.state);
+  const graph = graphOf(before);
+  const path = deletionPath(graph, status.state);
   const walked = events
     .filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition && (e.data.transition as number) > status.transition)
     .sort((a, b) => Number(a.sequence) - Number(b.sequence));
   expect([...new Map(walked.map((e) => [e.data.transition, e.data.to])).values()], `${name}: deleted at ${status.state}, the path it was driven down`).toEqual(path);
-  const expected = path.flatMap((node, i) => (databaseGraph.node(node as never).hasAction ? [`${uid}-${status.transition + i + 1}`] : []));
+  const expected = path.flatMap((node, i) => (graph.node(node).hasAction ? [`${uid}-${status.transition + i + 1}`] : []));
   const after = [...operations.keys()].filter((id) => id.startsWith(`${uid}-`) && Number(id.slice(uid.length + 1).split('.')[0]) > status.transition).sort();
   expect(after, `${name}: the operations of its deletion`).toEqual(expected.sort());
   for (const id of expected) {

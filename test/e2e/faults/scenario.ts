@@ -1,7 +1,8 @@
 // A fault-injection run: many CRs walk the database graph while fast-check-chosen faults hit the
-// operator, the API server, the sidecar (crashed, or losing its journal), the event sink, the actions
-// (a failure the walker retries) and a second namespace (torn down with its sidecar); then every
-// invariant is checked, and every CR is deleted and checked to go down its graph's default path.
+// operator (killed, or rolled to another revision of the graph), the API server, the sidecar (crashed,
+// or losing its journal), the event sink, the actions (a failure the walker retries) and a second
+// namespace (torn down with its sidecar); then every invariant is checked, and every CR is deleted
+// and checked to go down its graph's default path.
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { createPlanner } from '../../../src/plan/index.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../../src/events/index.ts';
+import { databaseGraphAt, databaseRenamed } from '../../fixtures/database-revisions.ts';
 import type { ControlPlane } from '../../../src/cluster/index.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createNamespace, e2eKubeconfigPath, mergePatch } from '../helpers/cluster.ts';
@@ -20,14 +22,14 @@ import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpe
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown', 'disk-full', 'silent-network'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
 export interface Fault {
   kind: FaultKind;
   afterTransitions: number;
-  /** operator: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes; the others: unused. */
+  /** operator, graph-upgrade: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes; the others: unused. */
   forMs: number;
 }
 
@@ -69,7 +71,15 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   // How long the journal's disk stays full.
   'disk-full': { min: 500, max: 2000 },
   'silent-network': { min: 0, max: 0 },
+  // The rollout's pause between the last replica of revision 1 stopped and the first of revision 2 started.
+  'graph-upgrade': { min: 0, max: 1500 },
 };
+
+/**
+ * The graph the operators are rolled to: it only renames Servicing to Backup, so the walks, written in
+ * revision 1's names (spec.desiredState may hold a former name), take the same transitions on it.
+ */
+const UPGRADE = databaseRenamed;
 
 /** The journal's own disk, when the run fills it: room for the whole walk's journal. */
 const JOURNAL_DISK_BYTES = 8 * 1024 * 1024;
@@ -99,11 +109,13 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean() })
     .chain(({ walks, replicas, idempotent }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
+      // A graph upgrade lands mid-walk, on CRs of revision 1 already moving (the others at any moment).
       const faultOf = (kind: FaultKind) =>
-        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
-      // Every kind at least once per run, then more of any kind but these: a teardown happens once, and
-      // each silent network costs the operator a request timeout (30 s), which would outlast the walk.
-      const repeatable = bounds.kinds.filter((k) => k !== 'teardown' && k !== 'silent-network');
+        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
+      // Every kind at least once per run, then more of any kind but these: a teardown happens once (and
+      // so does an upgrade, to its one revision), and each silent network costs the operator a request
+      // timeout (30 s), which would outlast the walk.
+      const repeatable = bounds.kinds.filter((k) => k !== 'teardown' && k !== 'silent-network' && k !== 'graph-upgrade');
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
@@ -137,6 +149,8 @@ export interface RunTally {
   retried: number;
   /** Times the sidecar ended by itself on a full journal disk (exit 4), and operator connections black-holed. */
   diskFullExits: number;
+  /** Migrated events (CRs moved to the revision the operators were rolled to). */
+  migrations: number;
   blackHoledConnections: number;
   /** CRs deleted after the walk and driven down their default path; CRs abandoned in a torn-down namespace. */
   deleted: number;
@@ -161,7 +175,11 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const namespace = await createNamespace(kc, 'okt-faults');
   const runLabel = { 'okt-faults': namespace };
   const fillsDisk = scenario.faults.some((f) => f.kind === 'disk-full');
-  const sidecar = await SidecarUnderTest.start({ idempotent: scenario.idempotent, ...(fillsDisk ? { journalDiskBytes: JOURNAL_DISK_BYTES } : {}) });
+  // Upgrading: the sidecar has actions under both names before the operators roll (graph-upgrade.test.ts says why).
+  const upgrading = scenario.faults.some((f) => f.kind === 'graph-upgrade');
+  const sidecar = await SidecarUnderTest.start({
+    idempotent: scenario.idempotent, ...(fillsDisk ? { journalDiskBytes: JOURNAL_DISK_BYTES } : {}), ...(upgrading ? { graphs: [databaseGraph, UPGRADE] } : {}),
+  });
   // The operators reach the API server through a TCP proxy that a fault can black-hole (no FIN, no RST).
   const silencing = scenario.faults.some((f) => f.kind === 'silent-network');
   const network = silencing ? await ProxiedApiServer.start(env.plane?.kubeconfigPath ?? e2eKubeconfigPath()) : undefined;
@@ -186,14 +204,19 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       return op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase) ? [op.id] : [];
     }));
 
-    // The sidecar's faults take turns: one process, one port.
+    // The sidecar's faults take turns: one process, one port; so do the operators' (a kill, a rollout).
     let sidecarTurn = Promise.resolve();
     const onSidecar = (fault: () => Promise<void>) => (sidecarTurn = sidecarTurn.then(fault));
+    let operatorsTurn = Promise.resolve();
+    const onOperators = (fault: () => Promise<void>) => (operatorsTurn = operatorsTurn.then(fault));
     const inject = async (fault: Fault): Promise<void> => {
       faults[fault.kind] += 1;
       switch (fault.kind) {
         case 'operator':
-          await operators.killLeader(fault.forMs);
+          await onOperators(() => operators.killLeader(fault.forMs));
+          break;
+        case 'graph-upgrade':
+          await onOperators(() => operators.roll(UPGRADE, () => sleep(fault.forMs)));
           break;
         case 'apiserver':
           if (env.plane === undefined) throw new Error('an API server restart needs a control plane of its own (env.plane)');
@@ -242,14 +265,14 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     await Promise.all([walking, faulting]);
     const walkedAt = Date.now();
 
-    // Everything is back up: each CR must rest at its last desired node with all its events at the sink.
-    const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink);
+    // Everything is back up: each CR must rest at its last desired node, on the operators' revision, with all its events at the sink.
+    const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink, operators.graph.revision);
     const settledAt = Date.now();
     const operations = sidecar.operations();
     const runs = sidecar.runs();
     const tally: RunTally = {
       runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, nonIdempotentRuns: scenario.idempotent ? 0 : 1, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
-      forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, diskFullExits: sidecar.diskFullExits, blackHoledConnections: network?.blackHoled ?? 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
+      forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, diskFullExits: sidecar.diskFullExits, migrations: 0, blackHoledConnections: network?.blackHoled ?? 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
       walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
     };
@@ -262,12 +285,15 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
       tally.events += events.events;
       tally.redeliveries += events.redeliveries;
+      tally.migrations += events.migrations;
       const ops = checkOperations(db, operations, runs, { forgotten: sidecar.forgotten, interruptions: sidecar.interruptions, mayRerun: sidecar.mayRerun, idempotent: scenario.idempotent, memoryLosses: sidecar.memoryLosses });
       tally.operations += ops.operations;
       tally.reruns += ops.reruns;
       tally.retried += ops.retried;
     }
     expect(tally.retried, 'failed actions retried through spec.retry, as the walker saw them stall').toBe(progress.retried);
+    // Rolled mid-walk: CRs of revision 1 were migrated (each CR's stream says so once, checked above).
+    if (upgrading) expect(tally.migrations, 'CRs migrated to the revision the operators were rolled to').toBeGreaterThan(0);
 
     // Deletion from wherever each walk ended: down the default path, exactly its actions, every event out.
     await Promise.all(names.map((name) => api.remove(namespace, name)));
@@ -331,7 +357,7 @@ class ProxiedApiServer {
 function lastEventIsLeaf(sink: SinkUnderTest, uid: string): boolean {
   const transitions = (eventsByUid(sink.received).get(uid) ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition);
   const last = transitions.sort((a, b) => Number(a.sequence) - Number(b.sequence)).at(-1);
-  return last !== undefined && databaseGraph.node(last.data.to as never).isLeaf;
+  return last !== undefined && databaseGraphAt(last.data.graphRevision).node(last.data.to).isLeaf;
 }
 
 async function waitFor(ready: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -510,22 +536,22 @@ async function list(kc: KubeConfig, namespace: string): Promise<DatabaseObject[]
   return result.items;
 }
 
-/** After the faults: every CR at its last node, Ready for its generation, and the sink holding 1..status.sequence of each. */
-async function waitUntilSettled(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], sink: SinkUnderTest): Promise<DatabaseObject[]> {
+/** After the faults: every CR at its last node, on `revision`, Ready for its generation, and the sink holding 1..status.sequence of each. */
+async function waitUntilSettled(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], sink: SinkUnderTest, revision: string): Promise<DatabaseObject[]> {
   const deadline = Date.now() + 90_000;
   let last: DatabaseObject[] = [];
   for (;;) {
     try {
       last = await list(kc, namespace);
       const byUid = eventsByUid(sink.received);
-      const settled = last.every((db) => isSettledAt(db, walks[names.indexOf(db.metadata.name)]!.at(-1)!) && hasAllEvents(db, byUid));
+      const settled = last.every((db) => isSettledAt(db, walks[names.indexOf(db.metadata.name)]!.at(-1)!) && db.status?.graphRevision === revision && hasAllEvents(db, byUid));
       if (settled && last.length === walks.length) return last;
     } catch {
       // the API server may still be coming back
     }
     if (Date.now() > deadline) {
       const byUid = eventsByUid(sink.received);
-      const lines = last.map((db) => `${db.metadata.name}: ${db.status?.pathSummary} sequence ${db.status?.sequence} received ${new Set(byUid.get(db.metadata.uid)?.map((e) => e.sequence)).size} Ready=${db.status?.conditions.find((c) => c.type === 'Ready')?.reason}`);
+      const lines = last.map((db) => `${db.metadata.name}: ${db.status?.pathSummary} revision ${db.status?.graphRevision} (want ${revision}) sequence ${db.status?.sequence} received ${new Set(byUid.get(db.metadata.uid)?.map((e) => e.sequence)).size} Ready=${db.status?.conditions.find((c) => c.type === 'Ready')?.reason}`);
       throw new Error(`not settled after 90 s:\n${lines.join('\n')}`);
     }
     await sleep(200);

@@ -9,14 +9,17 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
+import type { Graph } from '../../../src/graph/index.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../../src/events/index.ts';
 import { freePort } from '../../../src/net/free-ports.ts';
 import type { Operation } from '../../../src/sidecar-client/protocol.ts';
 import { readJournal, replayJournal } from '../../../sidecar/journal.ts';
 import { spawnSidecarProcess, type SidecarProcess } from '../../../sidecar/index.ts';
-import { killHard, spawnOperator } from '../helpers/operator-process.ts';
+import { killHard, spawnOperator, stopGracefully } from '../helpers/operator-process.ts';
 
 const TOKEN = 'fault-sidecar-token-0123456789abcdef';
+/** How long after its disk has room again a sidecar may still end on a journal write that failed just before. */
+const LATE_EXIT_MS = 1000;
 
 export interface SidecarUnderTestOptions {
   /** Whether the actions are declared idempotent (re-run by the sidecar after a crash interrupted them). */
@@ -25,6 +28,11 @@ export interface SidecarUnderTestOptions {
   script?: string;
   /** Put the journal on a filesystem of its own this small (a tmpfs: needs root), so that it can be filled. */
   journalDiskBytes?: number;
+  /**
+   * The graph revisions whose nodes get an action (default: graphs/database.ts alone). Across a graph
+   * upgrade, the old and the new names (see the graph-upgrade e2e test for why both).
+   */
+  graphs?: readonly Graph[];
 }
 
 /** Operation id -> how many times its action started: a runs log holds one id per start (none yet: empty). */
@@ -83,9 +91,11 @@ export class SidecarUnderTest {
     }
     const script = `if rm fail-next 2>/dev/null; then echo "okt-test: told to fail" >&2; exit 3; fi; ${options.script ?? 'sleep 0.05'}`;
     const nodes: Record<string, unknown> = {};
-    for (const name of databaseGraph.nodeNames) {
-      if (!databaseGraph.node(name).hasAction) continue;
-      nodes[name] = { command: { argv: ['sh', '-c', `echo "$OKT_OPERATION_ID" >> runs.log; ${script}`] }, onSuccess: [], idempotent: options.idempotent };
+    for (const graph of options.graphs ?? [databaseGraph]) {
+      for (const name of graph.nodeNames) {
+        if (!graph.node(name).hasAction) continue;
+        nodes[name] = { command: { argv: ['sh', '-c', `echo "$OKT_OPERATION_ID" >> runs.log; ${script}`] }, onSuccess: [], idempotent: options.idempotent };
+      }
     }
     const config = {
       listen: { host: '127.0.0.1', port: sidecar.port },
@@ -135,9 +145,17 @@ export class SidecarUnderTest {
       closeSync(fd);
     }
     const running = this.#process;
-    const exited = running === undefined ? undefined : await Promise.race([running.exited, sleep(forMs).then(() => 'still running' as const)]);
+    if (running === undefined) {
+      unlinkSync(filler);
+      return;
+    }
+    const exitWithin = (ms: number) => Promise.race([running.exited, sleep(ms).then(() => 'still running' as const)]);
+    let exited = await exitWithin(forMs);
     unlinkSync(filler);
-    if (running === undefined || exited === 'still running') return;
+    // A write that failed just before the space came back ends the sidecar a moment later: waited for
+    // too, else nobody would start it again and every CR would wait for a sidecar that is gone.
+    if (exited === 'still running') exited = await exitWithin(LATE_EXIT_MS);
+    if (exited === 'still running') return;
     expect(exited, `the sidecar's exit code when its journal cannot be written\n${running.stderr()}`).toBe(4);
     expect(running.stderr()).toMatch(/journal .*no space left on device/i);
     this.#process = undefined;
@@ -291,13 +309,19 @@ const LEASE = 'okt-faults';
 
 /**
  * The operator replicas, each supervised as a kubelet would: a replica that exits (killed by a fault,
- * or by itself, e.g. after losing its lease) is started again, under a new identity.
+ * or by itself, e.g. after losing its lease) is started again, under a new identity. They run
+ * graphs/database.ts until rolled to another revision of it.
  */
 export class OperatorsUnderTest {
   /** Replicas that exited without being killed by a fault (a lost lease, a crash). */
   selfExits = 0;
   kills = 0;
+  /** The graph the replicas run (a replica started after a roll runs the new one). */
+  graph: Graph = databaseGraph;
   readonly #options: OperatorsOptions;
+  /** The graph file of the revision rolled to (written to a directory of its own); undefined: graphs/database.ts. */
+  #graphFile: string | undefined;
+  #graphDir: string | undefined;
   readonly #slots: { child: ReturnType<typeof spawnOperator>; identity: string; killed: boolean }[] = [];
   readonly #logs: string[] = [];
   #generation = 0;
@@ -319,6 +343,27 @@ export class OperatorsUnderTest {
     if (!this.#stopping) this.#spawn(slot);
   }
 
+  /**
+   * A rollout to another revision of the graph, as a Deployment with the Recreate strategy does it:
+   * every replica is stopped (SIGTERM: it drains and releases its Lease; SIGKILL after 5 s, as its
+   * stop then still waits for its long-polls on running actions, up to 30 s), then `whileDown` runs
+   * (the pause of the rollout), then every replica starts on `graph`, written as JSON to a file of its
+   * own. No replica of the old revision ever runs beside one of the new.
+   */
+  async roll(graph: Graph, whileDown: () => Promise<void>): Promise<void> {
+    this.#graphDir ??= mkdtempSync(path.join(tmpdir(), 'okt-fault-graph-'));
+    const file = path.join(this.#graphDir, `database-${graph.revision}.json`);
+    writeFileSync(file, JSON.stringify(graph.toData()));
+    await Promise.all(this.#slots.map(async (replica) => {
+      replica.killed = true;
+      await stopGracefully(replica.child, 5_000);
+    }));
+    this.#graphFile = file;
+    this.graph = graph;
+    await whileDown();
+    if (!this.#stopping) this.#slots.forEach((_, slot) => this.#spawn(slot));
+  }
+
   /** Every replica's output, for a failure's diagnostics. */
   logs(): string {
     return [...this.#logs, ...this.#slots.map((s) => `--- ${s.identity} (running)\n${s.child.output()}`)].join('\n').slice(-20_000);
@@ -333,6 +378,7 @@ export class OperatorsUnderTest {
   async stop(): Promise<void> {
     this.#stopping = true;
     await Promise.all(this.#slots.map((slot) => killHard(slot.child)));
+    if (this.#graphDir !== undefined) rmSync(this.#graphDir, { recursive: true, force: true });
   }
 
   #spawn(slot: number): void {
@@ -354,6 +400,7 @@ export class OperatorsUnderTest {
         ...(watchIdleSeconds === undefined ? [] : ['--watch-idle-timeout', String(watchIdleSeconds)]),
       ],
       ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
+      ...(this.#graphFile === undefined ? {} : { graphFile: this.#graphFile }),
     });
     const replica = { child, identity, killed: false };
     this.#slots[slot] = replica;
@@ -361,9 +408,9 @@ export class OperatorsUnderTest {
       this.#logs.push(`--- ${identity} exited (${code ?? signal})\n${child.output().slice(-4000)}`);
       if (replica.killed || this.#stopping) return;
       this.selfExits += 1;
-      // A restarted pod: back after a short pause, a fresh candidate.
+      // A restarted pod: back after a short pause, a fresh candidate (unless a rollout replaces it meanwhile).
       setTimeout(() => {
-        if (!this.#stopping && this.#slots[slot] === replica) this.#spawn(slot);
+        if (!this.#stopping && !replica.killed && this.#slots[slot] === replica) this.#spawn(slot);
       }, 300);
     });
   }

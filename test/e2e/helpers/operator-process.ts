@@ -9,12 +9,13 @@ import { e2eKubeconfigPath } from './cluster.ts';
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
- * `okt run` for the database graph (or the kinds of `kindGraphs`, each a --kind-graph in the databases'
- * group and version) as a real child process (so it can be killed with SIGKILL), against this run's
- * control plane unless `kubeconfigPath` names another. Its --sidecar-token-file holds `token`, or is
- * `tokenFile` when given (a file the test may rotate).
+ * `okt run` for the database graph (`graphFile`: another revision of it than graphs/database.ts; or the
+ * kinds of `kindGraphs`, each a --kind-graph in the databases' group and version) as a real child
+ * process (so it can be killed with SIGKILL), against this run's control plane unless `kubeconfigPath`
+ * names another. Its --sidecar-token-file holds `token`, or is `tokenFile` when given (a file the test
+ * may rotate).
  */
-export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string }): ChildProcess & { output: () => string } {
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string; graphFile?: string }): ChildProcess & { output: () => string } {
   let tokenFile = options.tokenFile;
   if (tokenFile === undefined) {
     tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
@@ -23,7 +24,7 @@ export function spawnOperator(options: { namespace?: string; sidecarUrl: string;
   const args = [
     path.join(REPO, 'bin/okt.js'), 'run', '--group', DATABASES.group, '--version', DATABASES.version,
     ...(options.kindGraphs === undefined
-      ? ['--graph', path.join(REPO, 'graphs/database.ts'), '--kind', DATABASES.kind]
+      ? ['--graph', options.graphFile ?? path.join(REPO, 'graphs/database.ts'), '--kind', DATABASES.kind]
       : options.kindGraphs.flatMap((kindGraph) => ['--kind-graph', kindGraph])),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]), '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
     '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
@@ -41,4 +42,14 @@ export async function killHard(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await exited;
+}
+
+/** What a rollout does to a pod: SIGTERM (okt run drains and releases its Lease), SIGKILL after `graceMs`; waits until the process is gone. */
+export async function stopGracefully(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const deadline = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(deadline);
 }
