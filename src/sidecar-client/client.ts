@@ -174,8 +174,9 @@ export class SidecarClient {
     }
   }
 
+  /** Closes the connections at once: a request in flight (a long-poll may wait 30 s) is aborted, not waited for. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.ownsDispatcher) await this.dispatcher.destroy();
   }
 
   /** An operation call whose answer must be about the operation asked for. */

@@ -40,6 +40,7 @@ describe('a graph upgraded under a live resource', () => {
     // Its action, now Backup's, runs at the desired node (desiredState Servicing stands for Backup).
     expect(condition(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'ActionRunning' });
     expect(sim.status?.path.at(-1)).toBe('Backup');
+    expect(sim.status?.lastTransition?.to).toBe('Backup');
     const migrated = [...events.values()].filter((e) => e.type === LIFECYCLE_EVENT_TYPES.migrated);
     expect(migrated).toHaveLength(1);
     expect(migrated[0]!.data).toMatchObject({

@@ -583,6 +583,7 @@ class StatusDraft {
     };
     s.path = s.path.map(renamed);
     s.pathSummary = renderPath(s.path);
+    if (s.lastTransition !== undefined) s.lastTransition = { ...s.lastTransition, from: renamed(s.lastTransition.from), to: renamed(s.lastTransition.to) };
     if (s.operation !== undefined) s.operation = { ...s.operation, node: renamed(s.operation.node) };
     // The condition of the node it is on follows the rename; those of nodes it left go.
     const kept = nodeConditionType(from.state);

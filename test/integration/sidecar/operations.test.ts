@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SidecarProblemError } from '../../../src/sidecar-client/index.ts';
-import { alive, baseConfig, eventually, makeDir, removeDirs, startInProcess, type InProcess } from './helpers.ts';
+import { SidecarClient, SidecarProblemError } from '../../../src/sidecar-client/index.ts';
+import { alive, baseConfig, eventually, makeDir, removeDirs, startInProcess, TOKEN, type InProcess } from './helpers.ts';
 
 let app: InProcess;
 let dir: string;
@@ -182,6 +182,17 @@ describe('sidecar operations', () => {
     await app.client.startOperation(id, { node: 'Slow' });
     const op = await app.client.getOperation(id, { waitMs: 100 });
     expect(op.phase).toBe('Running');
+    await app.client.cancelOperation(id);
+  });
+
+  it('closing a client aborts its long-poll in flight instead of waiting out the wait (an operator stops at once)', async () => {
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Slow' });
+    const own = new SidecarClient({ baseUrl: app.sidecar.url, token: TOKEN, retries: 0 });
+    const poll = own.getOperation(id, { waitMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await own.close();
+    await expect(poll).rejects.toThrow();
     await app.client.cancelOperation(id);
   });
 
