@@ -135,9 +135,6 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     metadata: { name, namespace, labels },
     spec: {
       replicas: options.replicas ?? 1,
-      // Every old replica goes before a new one starts: never two graph revisions leading in turn (each
-      // would migrate the CRs to its own) during a rollout; the Lease already allows one leader only.
-      strategy: { type: 'Recreate' },
       selector: { matchLabels: selector },
       template: {
         // A new graph revision changes the pod template, so applying the manifests rolls the operator.
