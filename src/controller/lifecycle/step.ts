@@ -401,7 +401,7 @@ function landing(graph: Graph, state: string, migration: MigrationPrediction): s
 }
 
 function cancellable(graph: Graph, node: string): boolean {
-  return graph.has(node) && graph.node(node).cancellable;
+  return graph.has(node) && graph.node(node).cancellable.onDelete;
 }
 
 /**
