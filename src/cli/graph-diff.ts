@@ -1,6 +1,6 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import type { CancelPolicy, GraphDiff, NodeChange, NodeFate, RetryPolicy, ValueChange } from '../graph/index.ts';
+import { cancelPolicyText, type GraphDiff, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -39,8 +39,6 @@ function describeNodeChange(change: NodeChange): string {
   const list = (names: readonly string[]) => `[${names.join(', ')}]`;
   const value = (name: string | null) => name ?? 'none';
   const yesNo = (flag: boolean) => (flag ? 'yes' : 'no');
-  // `yes` and `no` as `cancellable: true | false` say them; one case alone is named.
-  const cancelWhen = ({ onDelete, onDesiredChange }: CancelPolicy) => (onDelete === onDesiredChange ? yesNo(onDelete) : onDelete ? 'on delete' : 'on desired change');
   const retry = (policy: RetryPolicy | null) => (policy === null ? 'none' : `${policy.attempts} attempts, backoff ${policy.backoffMs}ms`);
   const add = <T>(label: string, field: ValueChange<T> | undefined, show: (v: T) => string, suffix = '') => {
     if (field !== undefined) parts.push(`${label} ${show(field.before)} -> ${show(field.after)}${suffix}`);
@@ -50,7 +48,7 @@ function describeNodeChange(change: NodeChange): string {
   add('default', change.defaultChild, value);
   add('action', change.action, yesNo);
   add('retry', change.retry, retry);
-  add('cancellable', change.cancellable, cancelWhen);
+  add('cancellable', change.cancellable, cancelPolicyText);
   add('onDelete', change.onDelete, value);
   return parts.join('; ');
 }

@@ -30,6 +30,18 @@ export interface CancelPolicy {
   readonly onDesiredChange: boolean;
 }
 
+/** How a policy reads: `yes` and `no` as `cancellable: true | false` say them; one case alone is named. */
+export function cancelPolicyText({ onDelete, onDesiredChange }: CancelPolicy): 'yes' | 'no' | 'on delete' | 'on desired change' {
+  if (onDelete === onDesiredChange) return onDelete ? 'yes' : 'no';
+  return onDelete ? 'on delete' : 'on desired change';
+}
+
+/** What a diagram writes beside a node whose action may be cancelled; undefined when it may not. */
+export function cancelNote(policy: CancelPolicy): string | undefined {
+  const text = cancelPolicyText(policy);
+  return text === 'no' ? undefined : text === 'yes' ? 'cancellable' : `cancellable ${text}`;
+}
+
 /** The first wait before a retry when a node's retry policy names none. */
 export const DEFAULT_RETRY_BACKOFF_MS = 1_000;
 
