@@ -1,7 +1,7 @@
 // A node's running action cancelled when spec.desiredState moves away (`cancellable: true`, or
 // `cancellable: { onDesiredChange: true }`), and kept when its node does not allow it.
 import { describe, expect, test } from 'vitest';
-import { defineGraph, type NodeDefinition } from '../../src/graph/index.ts';
+import { defineGraph, loadGraph, type NodeDefinition } from '../../src/graph/index.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import type { StepEffects } from '../../src/controller/lifecycle/step.ts';
@@ -182,5 +182,29 @@ describe('deletion and the cancellable cases', () => {
     expect(sim.status?.state).toBe('End');
     expect(sim.status?.path.slice(-3)).toEqual(['Backup', 'Stopping', 'End']);
     expect(sim.status?.outbox?.some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toBe(false);
+  });
+});
+
+describe('a migration while a cancellable action runs', () => {
+  test('the desired node it was started for is renamed with the graph: a renamed desired node is no change of mind', () => {
+    const nodes = (end: string, formerly?: string[]) => ({
+      Start: { children: ['Running'] },
+      Running: { children: ['Backup', 'Stopping'] },
+      Backup: { children: ['Running', end], cancellable: true },
+      Stopping: { children: [end] },
+      [end]: formerly === undefined ? {} : { formerly },
+    });
+    const v1 = loadGraph({ name: 'db', entry: 'Start', nodes: nodes('End') });
+    const v2 = loadGraph({ name: 'db', entry: 'Start', nodes: nodes('Finished', ['End']) });
+    const sim = new LifecycleSim(v1, 'End');
+    sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+    sim.reconcile();
+    sim.reconcile();
+    expect(sim.status?.operation).toMatchObject({ node: 'Backup', desiredAtStart: 'End' });
+    sim.upgrade(v2);
+    expect(sim.reconcile({ finishRunning: false }).cancelOperation).toBeUndefined();
+    expect(sim.status?.operation).toMatchObject({ node: 'Backup', desiredAtStart: 'Finished' });
+    sim.settle();
+    expect(sim.status?.state).toBe('Finished');
   });
 });
