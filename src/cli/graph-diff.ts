@@ -1,6 +1,6 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import type { GraphDiff, NodeChange, NodeFate, RetryPolicy, ValueChange } from '../graph/index.ts';
+import { cancelPolicyText, type GraphDiff, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -48,7 +48,7 @@ function describeNodeChange(change: NodeChange): string {
   add('default', change.defaultChild, value);
   add('action', change.action, yesNo);
   add('retry', change.retry, retry);
-  add('cancellable', change.cancellable, yesNo);
+  add('cancellable', change.cancellable, cancelPolicyText);
   add('onDelete', change.onDelete, value);
   return parts.join('; ');
 }

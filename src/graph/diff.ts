@@ -3,7 +3,7 @@
 // the migration policy: descriptions and `formerly` lists are not, except as the renames they make.
 import { declaredOnDelete, type Graph, type GraphNode } from './graph.ts';
 import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
-import type { RetryPolicy } from './validate.ts';
+import type { CancelPolicy, RetryPolicy } from './validate.ts';
 
 /** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
 export interface ValueChange<T> {
@@ -30,7 +30,7 @@ export interface NodeChange {
   readonly defaultChild?: ValueChange<string | null>;
   readonly action?: ValueChange<boolean>;
   readonly retry?: ValueChange<RetryPolicy | null>;
-  readonly cancellable?: ValueChange<boolean>;
+  readonly cancellable?: ValueChange<CancelPolicy>;
   /** The declared deletion child; `null`: deletion follows the default child. */
   readonly onDelete?: ValueChange<string | null>;
 }

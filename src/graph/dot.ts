@@ -1,8 +1,10 @@
 import type { Graph } from './graph.ts';
+import { cancelNote } from './validate.ts';
 
 /**
  * A Graphviz DOT digraph (`dot -Tsvg`). Like the Mermaid diagram: the entry is marked by an arrow
- * from a point, leaves are double circles, each edge is labelled with its priority and "trigger" or
+ * from a point, leaves are double circles, a node whose action may be cancelled has
+ * an outside label (xlabel) saying when, each edge is labelled with its priority and "trigger" or
  * "default"; trigger edges are dashed. Node descriptions become tooltips.
  */
 export function renderDot(graph: Graph): string {
@@ -20,6 +22,8 @@ export function renderDot(graph: Graph): string {
     const attributes = [`label=${quote(name)}`];
     if (node.isLeaf) attributes.push('shape=doublecircle');
     if (node.description !== '') attributes.push(`tooltip=${quote(node.description)}`);
+    const cancellable = cancelNote(node.cancellable);
+    if (cancellable !== undefined) attributes.push(`xlabel=${quote(cancellable)}`);
     lines.push(`  ${quote(name)} [${attributes.join(', ')}];`);
   }
   lines.push(`  "__entry" -> ${quote(graph.entry)};`);

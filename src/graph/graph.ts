@@ -2,7 +2,7 @@ import type { MigrationPolicy, Migrations, MigrationSource, RemovedNode } from '
 import { GraphDefinitionError, type GraphProblem } from './problems.ts';
 import { graphRevision } from './revision.ts';
 import { graphDataSchema, type GraphData, type MigrationsData, type NodeData } from './schema.ts';
-import { resolveGraph, type ResolvedNode, type RetryPolicy } from './validate.ts';
+import { resolveGraph, type CancelPolicy, type ResolvedNode, type RetryPolicy } from './validate.ts';
 
 export interface GraphNode<S extends string = string> {
   readonly name: S;
@@ -16,8 +16,8 @@ export interface GraphNode<S extends string = string> {
   readonly hasAction: boolean;
   /** How a failed action (one that raised no event) is run again; undefined: it stalls the resource. */
   readonly retry: RetryPolicy | undefined;
-  /** Whether the running action is cancelled when the resource is deleted (else deletion waits for it). */
-  readonly cancellable: boolean;
+  /** When the running action is cancelled instead of waited for: on deletion, on a change of spec.desiredState. */
+  readonly cancellable: CancelPolicy;
   /** The child deletion takes from here (`onDelete`, else the default child); undefined on a leaf. */
   readonly deletionChild: S | undefined;
   /** The names this node had in earlier revisions. */
@@ -56,8 +56,11 @@ export interface NodeDefinition<S extends string> {
   readonly action?: boolean;
   /** Run a failed action again (one that raised no event): `attempts` runs in all, `backoffMs` (default 1000) before the second, doubling after (at most 5 minutes). */
   readonly retry?: { readonly attempts: number; readonly backoffMs?: number };
-  /** Cancel the running action when the resource is deleted instead of waiting for it. Default false. */
-  readonly cancellable?: boolean;
+  /**
+   * Cancel the running action instead of waiting for it: `true` when the resource is deleted or its
+   * spec.desiredState moves to another node; `{ onDelete, onDesiredChange }` in only those cases. Default false.
+   */
+  readonly cancellable?: boolean | { readonly onDelete?: boolean; readonly onDesiredChange?: boolean };
   /** The child deletion goes to from this node (default: the default child). */
   readonly onDelete?: NoInfer<S>;
   /** Names this node had in earlier revisions: their CRs migrate here, a running action keeps its operation id. */
@@ -191,7 +194,7 @@ class ValidGraph implements Graph<string> {
           isLeaf,
           hasAction: !isLeaf && n.name !== entry,
           retry: n.retry === undefined ? undefined : Object.freeze({ ...n.retry }),
-          cancellable: n.cancellable,
+          cancellable: Object.freeze({ ...n.cancellable }),
           deletionChild: n.deletionChild,
           formerly: Object.freeze([...n.formerly]),
         });
@@ -220,7 +223,10 @@ class ValidGraph implements Graph<string> {
       if (node.triggers.length > 0) data.triggers = [...node.triggers];
       if (!node.isLeaf) data.children = node.children.slice(node.triggers.length);
       if (node.retry !== undefined) data.retry = { ...node.retry };
-      if (node.cancellable) data.cancellable = true;
+      const { onDelete: cancelOnDelete, onDesiredChange } = node.cancellable;
+      if (cancelOnDelete && onDesiredChange) data.cancellable = true;
+      else if (cancelOnDelete) data.cancellable = { onDelete: true };
+      else if (onDesiredChange) data.cancellable = { onDesiredChange: true };
       const onDelete = declaredOnDelete(node);
       if (onDelete !== undefined) data.onDelete = onDelete;
       if (node.formerly.length > 0) data.formerly = [...node.formerly];

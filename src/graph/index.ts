@@ -8,8 +8,8 @@ export type { GraphDiff, NodeChange, RemovedNodeChange, NodeListChange, ValueCha
 export { GraphDefinitionError } from './problems.ts';
 export type { GraphProblem, GraphProblemCode } from './problems.ts';
 export { graphDataSchema } from './schema.ts';
-export { DEFAULT_RETRY_BACKOFF_MS } from './validate.ts';
-export type { RetryPolicy } from './validate.ts';
+export { DEFAULT_RETRY_BACKOFF_MS, cancelNote, cancelPolicyText } from './validate.ts';
+export type { CancelPolicy, RetryPolicy } from './validate.ts';
 export type { GraphData, NodeData, MigrationsData } from './schema.ts';
 export { renderMermaid } from './mermaid.ts';
 export type { MermaidClass } from './mermaid.ts';

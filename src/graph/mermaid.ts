@@ -1,4 +1,5 @@
 import type { Graph } from './graph.ts';
+import { cancelNote } from './validate.ts';
 
 /** A Mermaid class: its CSS (`fill:#ffd54f,stroke-width:3px`) and the nodes it applies to. */
 export interface MermaidClass {
@@ -8,7 +9,7 @@ export interface MermaidClass {
 
 /**
  * A Mermaid state diagram. Nodes get short ids (names may hold '.', '/' or '-', which Mermaid ids
- * do not allow); each edge is labelled with its priority, and "trigger" or "default".
+ * do not allow); a node whose action may be cancelled says so under its description; each edge is labelled with its priority, and "trigger" or "default".
  */
 export function renderMermaid(graph: Graph, classes: Readonly<Record<string, MermaidClass>> = {}): string {
   const id = new Map(graph.nodeNames.map((name, i) => [name, `s${i}`]));
@@ -17,6 +18,8 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  state "${name}" as ${id.get(name)}`);
     const description = graph.node(name).description;
     if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
+    const cancellable = cancelNote(graph.node(name).cancellable);
+    if (cancellable !== undefined) lines.push(`  ${id.get(name)} : ${cancellable}`);
   }
   lines.push(`  [*] --> ${id.get(graph.entry)}`);
   for (const name of graph.nodeNames) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ResolvedNode } from './validate.ts';
+import type { CancelPolicy, ResolvedNode } from './validate.ts';
 
 /** The digits of a revision: 64 bits of sha256, plenty to tell a kind's revisions apart, short enough to read. */
 const REVISION_HEX_DIGITS = 16;
@@ -12,7 +12,12 @@ const REVISION_HEX_DIGITS = 16;
 export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[]): string {
   const behaviour = [...nodes]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((n) => [n.name, n.children, n.triggers.length, n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs], n.cancellable, n.deletionChild ?? null]);
+    .map((n) => [n.name, n.children, n.triggers.length, n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs], cancelBehaviour(n.cancellable), n.deletionChild ?? null]);
   const canonical = JSON.stringify([name, entry, behaviour]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, REVISION_HEX_DIGITS);
+}
+
+/** A node cancelled on nothing hashes as `false`, as before the policy had cases: graphs without it keep their revision. */
+function cancelBehaviour(policy: CancelPolicy): false | [boolean, boolean] {
+  return policy.onDelete || policy.onDesiredChange ? [policy.onDelete, policy.onDesiredChange] : false;
 }

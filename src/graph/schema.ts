@@ -14,7 +14,8 @@ const nodeBody = {
       backoffMs: z.number().int().min(0).max(3_600_000).optional(),
     })
     .optional(),
-  cancellable: z.boolean().optional(),
+  /** true: both kinds of cancellation; an object: only those it sets. */
+  cancellable: z.union([z.boolean(), z.strictObject({ onDelete: z.boolean().optional(), onDesiredChange: z.boolean().optional() })]).optional(),
   onDelete: z.string().optional(),
   /** Names this node had in earlier revisions of the graph: a CR there migrates here, its running action kept. */
   formerly: z.array(z.string()).optional(),

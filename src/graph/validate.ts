@@ -10,7 +10,7 @@ export interface ResolvedNode {
   readonly children: readonly string[];
   readonly triggers: readonly string[];
   readonly retry: RetryPolicy | undefined;
-  readonly cancellable: boolean;
+  readonly cancellable: CancelPolicy;
   /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf. */
   readonly deletionChild: string | undefined;
   readonly formerly: readonly string[];
@@ -20,6 +20,26 @@ export interface ResolvedNode {
 export interface RetryPolicy {
   readonly attempts: number;
   readonly backoffMs: number;
+}
+
+/** When a node's running action is cancelled instead of waited for. */
+export interface CancelPolicy {
+  /** The resource is deleted. */
+  readonly onDelete: boolean;
+  /** spec.desiredState moves to another node than the one it named when the action started (and than this node). */
+  readonly onDesiredChange: boolean;
+}
+
+/** How a policy reads: `yes` and `no` as `cancellable: true | false` say them; one case alone is named. */
+export function cancelPolicyText({ onDelete, onDesiredChange }: CancelPolicy): 'yes' | 'no' | 'on delete' | 'on desired change' {
+  if (onDelete === onDesiredChange) return onDelete ? 'yes' : 'no';
+  return onDelete ? 'on delete' : 'on desired change';
+}
+
+/** What a diagram writes beside a node whose action may be cancelled; undefined when it may not. */
+export function cancelNote(policy: CancelPolicy): string | undefined {
+  const text = cancelPolicyText(policy);
+  return text === 'no' ? undefined : text === 'yes' ? 'cancellable' : `cancellable ${text}`;
 }
 
 /** The first wait before a retry when a node's retry policy names none. */
@@ -132,11 +152,17 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
       children: effectiveChildren(node),
       triggers: node.triggers ?? [],
       retry: node.retry === undefined ? undefined : { attempts: node.retry.attempts, backoffMs: node.retry.backoffMs ?? DEFAULT_RETRY_BACKOFF_MS },
-      cancellable: node.cancellable ?? false,
+      cancellable: cancelPolicyOf(node.cancellable),
       deletionChild: deletionChildOf(node),
       formerly: node.formerly ?? [],
     })),
   };
+}
+
+/** `cancellable: true` cancels on both; an object names the cases; absent or false, neither. */
+function cancelPolicyOf(declared: GraphData['nodes'][number]['cancellable']): CancelPolicy {
+  if (typeof declared === 'boolean' || declared === undefined) return { onDelete: declared === true, onDesiredChange: declared === true };
+  return { onDelete: declared.onDelete === true, onDesiredChange: declared.onDesiredChange === true };
 }
 
 /** onDelete when it names a child (else that is reported), or the default child. */

@@ -51,6 +51,10 @@ export const operationStatusSchema = z.object({
   retry: z.string().optional(),
   /** spec.desiredState (or the deletion's leaf) when its failure was recorded: another one moves the resource on. */
   desired: z.string().optional(),
+  /** The node the resource was driven to when it was started: spec.desiredState naming yet another is a change of mind. */
+  desiredAtStart: z.string().optional(),
+  /** The node spec.desiredState moved to when its cancellation was asked (its node is cancellable on a change of mind). */
+  cancelRequestedFor: z.string().optional(),
 });
 export type OperationStatus = z.infer<typeof operationStatusSchema>;
 

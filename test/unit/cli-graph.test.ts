@@ -109,6 +109,19 @@ describe('renderGraph', () => {
     expect(loadGraph(JSON.parse(renderGraph(databaseGraph, 'json'))).toData()).toEqual(databaseGraph.toData());
   });
 
+  it('marks the nodes whose action may be cancelled, and when', () => {
+    const data = databaseGraph.toData();
+    const graph = loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Servicing' ? { ...n, cancellable: true } : n.name === 'Stopping' ? { ...n, cancellable: { onDesiredChange: true } } : n)) });
+    const dot = renderDot(graph);
+    expect(dot).toMatch(/"Servicing" \[label="Servicing", (tooltip="[^"]*", )?xlabel="cancellable"\];/);
+    expect(dot).toMatch(/"Stopping" \[label="Stopping", (tooltip="[^"]*", )?xlabel="cancellable on desired change"\];/);
+    expect(dot.match(/xlabel/g)).toHaveLength(2);
+    const mermaid = renderMermaid(graph);
+    expect(mermaid).toContain('  s2 : cancellable\n');
+    expect(mermaid).toContain('  s3 : cancellable on desired change\n');
+    expect(renderMermaid(databaseGraph)).not.toContain('cancellable');
+  });
+
   it('styles Mermaid nodes by class, ignoring unknown names', () => {
     const styled = renderMermaid(databaseGraph, { current: { css: 'fill:#ffd54f', nodes: ['Running', 'Nope'] } });
     expect(styled).toContain('  classDef current fill:#ffd54f\n  class s1 current\n');

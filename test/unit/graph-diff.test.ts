@@ -127,12 +127,20 @@ describe('diffGraphs', () => {
       {
         node: 'Running',
         retry: { before: null, after: { attempts: 3, backoffMs: 1000 } },
-        cancellable: { before: false, after: true },
+        cancellable: { before: { onDelete: false, onDesiredChange: false }, after: { onDelete: true, onDesiredChange: true } },
         onDelete: { before: null, after: 'Servicing' },
       },
     ]);
     expect(formatGraphDiff(diff, NO_COLORS)).toContain('~ Running: retry none -> 3 attempts, backoff 1000ms; cancellable no -> yes; onDelete none -> Servicing\n');
     expect(diffGraphs(next, v1).changed[0]).toMatchObject({ onDelete: { before: 'Servicing', after: null }, retry: { before: { attempts: 3 }, after: null } });
+  });
+
+  test('a cancellable policy narrowed to one case is a change, named by its case', () => {
+    const both = withNodes({ Servicing: { cancellable: true } });
+    const diff = diffGraphs(both, withNodes({ Servicing: { cancellable: { onDesiredChange: true } } }));
+    expect(diff.changed).toEqual([{ node: 'Servicing', cancellable: { before: { onDelete: true, onDesiredChange: true }, after: { onDelete: false, onDesiredChange: true } } }]);
+    expect(formatGraphDiff(diff, NO_COLORS)).toContain('~ Servicing: cancellable yes -> on desired change\n');
+    expect(formatGraphDiff(diffGraphs(v1, withNodes({ Servicing: { cancellable: { onDelete: true } } })), NO_COLORS)).toContain('cancellable no -> on delete');
   });
 
   test('a new entry: the entry changes, and the old entry gains an action', () => {

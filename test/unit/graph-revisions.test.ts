@@ -38,6 +38,16 @@ describe('graph revisions', () => {
     expect(reordered.revision).not.toBe(databaseGraph.revision);
   });
 
+  test('each case of the cancellable policy is part of the revision; cancelled on nothing is no policy', () => {
+    const data = databaseGraph.toData();
+    const servicing = (cancellable: unknown) => loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Servicing' ? { ...n, cancellable } : n)) }).revision;
+    expect(servicing(false)).toBe(databaseGraph.revision);
+    expect(servicing({ onDelete: false })).toBe(databaseGraph.revision);
+    expect(servicing({ onDelete: true, onDesiredChange: true })).toBe(servicing(true));
+    const revisions = [databaseGraph.revision, servicing(true), servicing({ onDelete: true }), servicing({ onDesiredChange: true })];
+    expect(new Set(revisions).size).toBe(4);
+  });
+
   test('the fate of a node of an earlier revision: kept, renamed, moved, refused, stranded', () => {
     expect(fateOf(v2, 'End')).toEqual({ kind: 'kept', node: 'End' });
     expect(fateOf(v2, 'Running')).toEqual({ kind: 'renamed', node: 'Serving' });

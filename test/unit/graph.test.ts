@@ -197,10 +197,29 @@ describe('validation: every problem, at once, naming the node and the reason', (
       entry: 'A',
       nodes: { A: { children: ['B'] }, B: { children: ['Drain', 'End'], retry: { attempts: 3 }, cancellable: true, onDelete: 'Drain' }, Drain: { children: ['End'] }, End: {} },
     });
-    expect(graph.node('B')).toMatchObject({ retry: { attempts: 3, backoffMs: 1000 }, cancellable: true, deletionChild: 'Drain', defaultChild: 'End' });
-    expect(graph.node('Drain')).toMatchObject({ retry: undefined, cancellable: false, deletionChild: 'End' });
+    // `cancellable: true` cancels on both a deletion and a change of spec.desiredState.
+    expect(graph.node('B')).toMatchObject({ retry: { attempts: 3, backoffMs: 1000 }, cancellable: { onDelete: true, onDesiredChange: true }, deletionChild: 'Drain', defaultChild: 'End' });
+    expect(graph.node('Drain')).toMatchObject({ retry: undefined, cancellable: { onDelete: false, onDesiredChange: false }, deletionChild: 'End' });
     expect(graph.node('End').deletionChild).toBeUndefined();
     expect(loadGraph(JSON.parse(JSON.stringify(graph.toData()))).toData()).toEqual(graph.toData());
+  });
+
+  test('cancellable names its cases: one alone, both (written back as true), none; the object form needs an action too', () => {
+    const nodes = (cancellable: unknown) => ({ A: { children: ['B'] }, B: { children: ['End'], cancellable }, End: {} });
+    const policyOf = (cancellable: unknown) => loadGraph({ name: 'g', entry: 'A', nodes: nodes(cancellable) }).node('B').cancellable;
+    expect(policyOf({ onDesiredChange: true })).toEqual({ onDelete: false, onDesiredChange: true });
+    expect(policyOf({ onDelete: true })).toEqual({ onDelete: true, onDesiredChange: false });
+    expect(policyOf({})).toEqual({ onDelete: false, onDesiredChange: false });
+    const dataOf = (cancellable: unknown) => loadGraph({ name: 'g', entry: 'A', nodes: nodes(cancellable) }).toData().nodes.find((n) => n.name === 'B')?.cancellable;
+    expect(dataOf({ onDesiredChange: true })).toEqual({ onDesiredChange: true });
+    expect(dataOf({ onDelete: true, onDesiredChange: false })).toEqual({ onDelete: true });
+    expect(dataOf({ onDelete: true, onDesiredChange: true })).toBe(true);
+    expect(dataOf({ onDelete: false })).toBeUndefined();
+    const problems = problemsOf(() =>
+      loadGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'], cancellable: { onDesiredChange: true } }, B: { children: ['End'] }, End: { cancellable: { onDelete: true } } } }),
+    );
+    expect(brief(problems)).toEqual(['policy-without-action:A', 'policy-without-action:End']);
+    expect(brief(problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: nodes({ onChange: true }) })))).toEqual(['schema:']);
   });
 
   test('reports every problem of a graph at once, and lists them in the message', () => {

@@ -121,7 +121,7 @@ export class LifecycleController {
   readonly #awaitingDelivery = new Set<string>();
   /** Per resource, why the sidecar refused the last start of its operation (said on the CR by the next step). */
   readonly #refusals = new Map<string, StartRefusal>();
-  /** Operations whose cancellation was asked (deletion at a cancellable node), so it is asked once. */
+  /** Operations whose cancellation was asked (a deletion or a change of spec.desiredState at a cancellable node), so it is asked once. */
   readonly #cancelled = new Set<string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
@@ -293,7 +293,7 @@ export class LifecycleController {
   #cancel(key: string, client: SidecarClient, id: string, ctx: ReconcileContext): void {
     if (this.#cancelled.has(id)) return;
     this.#cancelled.add(id);
-    ctx.log.info({ operation: id }, 'deletion: cancelling the running action (its node is cancellable)');
+    ctx.log.info({ operation: id }, 'cancelling the running action (deletion or a change of spec.desiredState, and its node is cancellable on it)');
     void client.cancelOperation(id).then(
       () => this.controller.enqueue(key),
       (error: unknown) => {

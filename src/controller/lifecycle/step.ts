@@ -125,7 +125,7 @@ export interface StepEffects {
   status?: LifecycleStatus | Pick<LifecycleStatus, 'conditions'>;
   /** Start (idempotently) this operation on the sidecar of this epoch, only after the status write succeeded. */
   startOperation?: { id: string; node: string; epoch?: string };
-  /** Cancel this running operation (deletion reached a node whose action is cancellable). */
+  /** Cancel this running operation (a deletion, or a change of spec.desiredState, at a node cancellable on it): asked at every look while it holds, sent once by the reconciler. */
   cancelOperation?: string;
   /** The application sits on a leaf with every event delivered (or deletion is abandoned): end the resource's life. */
   finish?: 'removeFinalizer' | 'delete';
@@ -157,6 +157,8 @@ export const REASONS = {
   sidecarNotAllowed: 'SidecarNotAllowed',
   sidecarSecretUnreadable: 'SidecarSecretUnreadable',
   actionFailed: 'ActionFailed',
+  /** Not a condition: the reason of an operation cancelled because spec.desiredState moved away. */
+  desiredStateChanged: 'DesiredStateChanged',
   interrupted: 'Interrupted',
   deletionAbandoned: 'DeletionAbandoned',
   invalidStatus: 'InvalidStatus',
@@ -242,16 +244,20 @@ export function step(given: StepInput): StepEffects {
     if (sidecar.kind === 'unavailable') {
       return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${sidecar.message}`), poll: true };
     }
+    const cancel = cancelCause(input, work.desired, operation);
+    // Recorded before the cancellation is sent: its end then reads as a change of mind, not a failure.
+    const current = cancel === 'desiredChange' ? work.requestCancel(operation) : operation;
     const seen = sidecar.operation ?? 'unknown';
     if (seen === 'unknown') {
-      if (resource.deleting && cancellable(graph, operation.node)) {
-        work.finishOperation(operation, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: 'never started: the resource is being deleted', finishedAt: now });
+      if (cancel !== undefined) {
+        const message = cancel === 'deletion' ? 'never started: the resource is being deleted' : 'never started';
+        work.finishOperation(current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message, finishedAt: now });
       } else {
         // Committed but never started (a crash between the write and the start): start it now, same id, same sidecar.
-        return work.startCommitted(operation, sidecar.epoch, input.startRefused);
+        return work.startCommitted(current, sidecar.epoch, input.startRefused);
       }
     } else if (seen === 'lost') {
-      work.finishOperation(operation, {
+      work.finishOperation(current, {
         phase: 'Failed',
         events: [],
         reason: 'Interrupted',
@@ -259,9 +265,9 @@ export function step(given: StepInput): StepEffects {
         finishedAt: now,
       });
     } else {
-      work.adoptAttempt(operation, sidecar.epoch, seen);
-      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(operation, resource.deleting && cancellable(graph, operation.node));
-      work.finishOperation(operation, seen);
+      work.adoptAttempt(current, sidecar.epoch, seen);
+      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(current, cancel);
+      work.finishOperation(current, seen);
       operationEvents = seen.events;
     }
   }
@@ -325,6 +331,12 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
     const next = decide(model.graph, current, collected);
     if (next !== current) return work.move(next, collected, input);
     work.consumeObserved(input.sidecar);
+  }
+  if (cancelledForChangeOfMind(operation, resource.deleting)) {
+    // No failure: the user changed their mind. Still changed, the resource moves on; taken back before
+    // the cancellation landed, the node is wanted after all, so its action runs again.
+    if (isChangeOfMind(operation, work.desired)) return decideAndMove(input, work, collected);
+    return work.retry(operation, input, `its cancellation landed after spec.desiredState came back to ${work.desired}`);
   }
   const retryToken = resource.spec.retry;
   if (retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
@@ -400,8 +412,30 @@ function landing(graph: Graph, state: string, migration: MigrationPrediction): s
   return 'node' in fate ? fate.node : state;
 }
 
-function cancellable(graph: Graph, node: string): boolean {
-  return graph.has(node) && graph.node(node).cancellable;
+/**
+ * Why the running operation is to be cancelled now, if it is: the deletion, or a change of mind to a
+ * node the resource can reach from here (cancelling for an unreachable one would only stall it), as its
+ * node's policy allows. Paused, nothing is cancelled for a change of mind: no move would follow.
+ */
+function cancelCause(input: StepInput, desired: string, operation: OperationStatus): 'deletion' | 'desiredChange' | undefined {
+  const { graph, planner } = input.model;
+  const { resource } = input;
+  if (!graph.has(operation.node)) return undefined;
+  const policy = graph.node(operation.node).cancellable;
+  if (resource.deleting) return policy.onDelete ? 'deletion' : undefined;
+  if (!policy.onDesiredChange || resource.spec.paused === true || !graph.has(desired)) return undefined;
+  return isChangeOfMind(operation, desired) && planner.distance(operation.node, desired) !== undefined ? 'desiredChange' : undefined;
+}
+
+/** `desired` is neither the operation's node nor the node wanted when it started (on the way there, its action is no detour). */
+function isChangeOfMind(operation: OperationStatus, desired: string): boolean {
+  // An operation started by an okt that did not record desiredAtStart: no telling a change of mind from the route.
+  return operation.desiredAtStart !== undefined && desired !== operation.node && desired !== operation.desiredAtStart;
+}
+
+/** The operation ended Cancelled after a change of mind asked for it (a deletion's cancellation is no change of mind). */
+function cancelledForChangeOfMind(operation: OperationStatus, deleting: boolean): boolean {
+  return !deleting && operation.phase === 'Cancelled' && operation.cancelRequestedFor !== undefined;
 }
 
 /**
@@ -495,6 +529,10 @@ class StatusDraft {
     if (seen.startedAt !== undefined) finished.startedAt = seen.startedAt;
     if (seen.finishedAt !== undefined) finished.finishedAt = seen.finishedAt;
     if (seen.phase !== 'Succeeded') finished.desired = this.desired;
+    if (cancelledForChangeOfMind(finished, this.#resource.deleting)) {
+      finished.reason = REASONS.desiredStateChanged;
+      finished.message = `cancelled: spec.desiredState moved to ${operation.cancelRequestedFor}${seen.message ? ` (${seen.message})` : ''}`;
+    }
     this.status.operation = finished;
     const type = seen.phase === 'Succeeded' ? LIFECYCLE_EVENT_TYPES.actionSucceeded : LIFECYCLE_EVENT_TYPES.actionFailed;
     this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: summary(finished) });
@@ -509,14 +547,23 @@ class StatusDraft {
     this.status.operation = adopted;
   }
 
-  /** The operation runs: wait for it (cancel it first when deletion may), keeping the conditions true to it. */
-  running(operation: OperationStatus, cancel: boolean): StepEffects {
+  /** The operation runs: wait for it (cancelling it, when its node allows it for `cancel`), keeping the conditions true to it. */
+  running(operation: OperationStatus, cancel: 'deletion' | 'desiredChange' | undefined): StepEffects {
     const node = operation.node;
     if (node === this.desired) this.#readiness(false, REASONS.actionRunning, `${node} entered; its action runs`);
+    else if (cancel === 'desiredChange') this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}; its action (operation ${operation.id}) is being cancelled, spec.desiredState moved`);
     else this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}`);
     const effects: StepEffects = { ...this.writeIfChanged(), poll: true };
-    if (cancel) effects.cancelOperation = operation.id;
+    if (cancel !== undefined) effects.cancelOperation = operation.id;
     return effects;
+  }
+
+  /** Records that a change of mind asks to cancel the running operation (once per desired node); returns it as recorded. */
+  requestCancel(operation: OperationStatus): OperationStatus {
+    if (operation.cancelRequestedFor === this.desired) return operation;
+    const requested = { ...operation, cancelRequestedFor: this.desired };
+    this.status.operation = requested;
+    return requested;
   }
 
   /** Starts an operation committed earlier, on the sidecar it was committed with; a refusal is said in the conditions. */
@@ -584,7 +631,10 @@ class StatusDraft {
     s.path = s.path.map(renamed);
     s.pathSummary = renderPath(s.path);
     if (s.lastTransition !== undefined) s.lastTransition = { ...s.lastTransition, from: renamed(s.lastTransition.from), to: renamed(s.lastTransition.to) };
-    if (s.operation !== undefined) s.operation = { ...s.operation, node: renamed(s.operation.node) };
+    if (s.operation !== undefined) {
+      s.operation = { ...s.operation, node: renamed(s.operation.node) };
+      if (s.operation.desiredAtStart !== undefined) s.operation.desiredAtStart = renamed(s.operation.desiredAtStart);
+    }
     // The condition of the node it is on follows the rename; those of nodes it left go.
     const kept = nodeConditionType(from.state);
     const as = nodeConditionType(migration.state.kind === 'moved' ? from.state : s.state);
@@ -606,7 +656,7 @@ class StatusDraft {
     if (waiting !== undefined) return waiting;
     const s = this.status;
     const retries = (operation.retries ?? 0) + 1;
-    const next: OperationStatus = { id: operationId(input.resource.uid, s.transition, retries), node: operation.node, phase: 'Pending', startedAt: this.#now, retries };
+    const next: OperationStatus = { id: operationId(input.resource.uid, s.transition, retries), node: operation.node, phase: 'Pending', startedAt: this.#now, retries, desiredAtStart: this.desired };
     const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
     next.epoch = epoch;
     if (input.resource.spec.retry !== undefined) next.retry = input.resource.spec.retry;
@@ -651,7 +701,7 @@ class StatusDraft {
     const hasAction = model.graph.node(next).hasAction;
     if (hasAction) {
       const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
-      s.operation = { id: operationId(input.resource.uid, s.transition), node: next, phase: 'Pending', startedAt: this.#now, epoch };
+      s.operation = { id: operationId(input.resource.uid, s.transition), node: next, phase: 'Pending', startedAt: this.#now, epoch, desiredAtStart: desired };
       if (input.resource.spec.retry !== undefined) s.operation.retry = input.resource.spec.retry;
       this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: summary(s.operation) });
     } else {
