@@ -1,9 +1,11 @@
 import type { Graph } from './graph.ts';
+import { stallingDeadline, timeoutLabel } from './mermaid.ts';
 
 /**
  * A Graphviz DOT digraph (`dot -Tsvg`). Like the Mermaid diagram: the entry is marked by an arrow
  * from a point, leaves are double circles, each edge is labelled with its priority and "trigger" or
- * "default"; trigger edges are dashed. Node descriptions become tooltips.
+ * "default"; trigger edges are dashed. Node descriptions become tooltips. A deadline's edge is labelled
+ * "timeout <duration>" and dotted; a deadline that stalls is an external label of its node.
  */
 export function renderDot(graph: Graph): string {
   const lines = [
@@ -20,6 +22,8 @@ export function renderDot(graph: Graph): string {
     const attributes = [`label=${quote(name)}`];
     if (node.isLeaf) attributes.push('shape=doublecircle');
     if (node.description !== '') attributes.push(`tooltip=${quote(node.description)}`);
+    const stall = stallingDeadline(node);
+    if (stall !== undefined) attributes.push(`xlabel=${quote(stall)}`);
     lines.push(`  ${quote(name)} [${attributes.join(', ')}];`);
   }
   lines.push(`  "__entry" -> ${quote(graph.entry)};`);
@@ -28,8 +32,9 @@ export function renderDot(graph: Graph): string {
     node.children.forEach((child, i) => {
       const isTrigger = i < node.triggers.length;
       const role = isTrigger ? ' trigger' : child === node.defaultChild ? ' default' : '';
-      const style = isTrigger ? ', style=dashed' : '';
-      lines.push(`  ${quote(name)} -> ${quote(child)} [label=${quote(`${i + 1}${role}`)}${style}];`);
+      const timeout = timeoutLabel(node, child);
+      const style = isTrigger ? ', style=dashed' : timeout !== '' ? ', style=dotted' : '';
+      lines.push(`  ${quote(name)} -> ${quote(child)} [label=${quote(`${i + 1}${role}${timeout}`)}${style}];`);
     });
   }
   lines.push('}');

@@ -1,4 +1,5 @@
-import type { Graph } from './graph.ts';
+import { formatDuration } from './duration.ts';
+import type { Graph, GraphNode } from './graph.ts';
 
 /** A Mermaid class: its CSS (`fill:#ffd54f,stroke-width:3px`) and the nodes it applies to. */
 export interface MermaidClass {
@@ -17,13 +18,15 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  state "${name}" as ${id.get(name)}`);
     const description = graph.node(name).description;
     if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
+    const stall = stallingDeadline(graph.node(name));
+    if (stall !== undefined) lines.push(`  ${id.get(name)} : ${stall}`);
   }
   lines.push(`  [*] --> ${id.get(graph.entry)}`);
   for (const name of graph.nodeNames) {
     const node = graph.node(name);
     node.children.forEach((child, i) => {
       const role = i < node.triggers.length ? ' trigger' : child === node.defaultChild ? ' default' : '';
-      lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}`);
+      lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}${timeoutLabel(node, child)}`);
     });
     if (node.isLeaf) lines.push(`  ${id.get(name)} --> [*]`);
   }
@@ -34,6 +37,16 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  classDef ${className} ${css}`, `  class ${ids.join(',')} ${className}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** ' timeout 10m' on the edge a node's deadline takes, else ''. */
+export function timeoutLabel(node: GraphNode, child: string): string {
+  return node.deadline?.then === child ? ` timeout ${formatDuration(node.deadline.afterMs)}` : '';
+}
+
+/** What a node whose deadline has no edge says of it: it stalls then. */
+export function stallingDeadline(node: GraphNode): string | undefined {
+  return node.deadline !== undefined && node.deadline.then === undefined ? `deadline ${formatDuration(node.deadline.afterMs)}, then stalls` : undefined;
 }
 
 function oneLine(text: string): string {
