@@ -377,7 +377,7 @@ function abandonment(input: StepInput): string | undefined {
 }
 
 /** A node's deadline as the status sets its clock: counted from the transition that entered the node. */
-interface NodeDeadline {
+export interface NodeDeadline {
   readonly node: string;
   readonly deadline: Deadline;
   readonly entered: string;
@@ -386,7 +386,7 @@ interface NodeDeadline {
 }
 
 /** The deadline of the node `status` is on, if it has one (the entry node, entered by no transition, has none). */
-function deadlineOf(graph: Graph, status: LifecycleStatus): NodeDeadline | undefined {
+export function deadlineOf(graph: Graph, status: LifecycleStatus): NodeDeadline | undefined {
   const deadline = graph.has(status.state) ? graph.node(status.state).deadline : undefined;
   const entered = status.lastTransition?.time;
   if (deadline === undefined || entered === undefined) return undefined;
