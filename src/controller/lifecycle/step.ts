@@ -304,8 +304,8 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
   const current = work.status.state;
   const desired = work.desired;
   const overdue = passedDeadline(input, work.status);
-  // The timeout event is offered alone, so it is taken whatever else was raised.
-  if (overdue?.deadline.then !== undefined) return work.move(overdue.deadline.then, [overdue.deadline.then], input, deadlineCause(overdue));
+  const timedOut = timeoutEdge(input, work, overdue);
+  if (timedOut !== undefined) return timedOut;
   const events = [...collected];
   let unreachable = false;
   if (resource.deleting) {
@@ -340,7 +340,8 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
   const current = work.status.state;
   const node = model.graph.node(current);
   const overdue = passedDeadline(input, work.status);
-  if (overdue?.deadline.then !== undefined) return work.move(overdue.deadline.then, [overdue.deadline.then], input, deadlineCause(overdue));
+  const timedOut = timeoutEdge(input, work, overdue);
+  if (timedOut !== undefined) return timedOut;
   if (collected.length > 0) {
     const next = decide(model.graph, current, collected);
     if (next !== current) return work.move(next, collected, input);
@@ -404,8 +405,11 @@ function deadlineMessage(due: NodeDeadline): string {
   return `the deadline of ${due.node} (${formatDuration(due.deadline.afterMs)} after it was entered at ${due.entered}) passed at ${new Date(due.at).toISOString()}`;
 }
 
-function deadlineCause(due: NodeDeadline): TransitionCause {
-  return { reason: REASONS.deadlineExceeded, message: `${deadlineMessage(due)}: timeout edge to ${due.deadline.then}` };
+/** A passed deadline's edge, if it has one: its event is offered alone, so it is taken whatever else was raised. */
+function timeoutEdge(input: StepInput, work: StatusDraft, due: NodeDeadline | undefined): StepEffects | undefined {
+  const then = due?.deadline.then;
+  if (due === undefined || then === undefined) return undefined;
+  return work.move(then, [then], input, { reason: REASONS.deadlineExceeded, message: `${deadlineMessage(due)}: timeout edge to ${then}` });
 }
 
 function stallAtDeadline(work: StatusDraft, due: NodeDeadline): StepEffects {
