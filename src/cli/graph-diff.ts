@@ -1,6 +1,6 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import { cancelPolicyText, type GraphDiff, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
+import { cancelPolicyText, formatDuration, type GraphDiff, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -50,5 +50,6 @@ function describeNodeChange(change: NodeChange): string {
   add('retry', change.retry, retry);
   add('cancellable', change.cancellable, cancelPolicyText);
   add('onDelete', change.onDelete, value);
+  add('deadline', change.deadline, (d) => (d === null ? 'none' : `${formatDuration(d.afterMs)} then ${d.then ?? 'stall'}`));
   return parts.join('; ');
 }

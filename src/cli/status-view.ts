@@ -1,6 +1,7 @@
 // The picture `okt status` prints (and writes as HTML): pure functions of a resource and its graph.
+import { deadlineOf, type NodeDeadline } from '../controller/lifecycle/step.ts';
 import type { Graph } from '../graph/index.ts';
-import { renderMermaid } from '../graph/index.ts';
+import { formatDuration, renderMermaid } from '../graph/index.ts';
 import { lifecycleStatusSchema, describeIssues, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
 import { renderPath } from '../machine/index.ts';
 import { createPlanner } from '../plan/index.ts';
@@ -150,6 +151,8 @@ function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, strin
     out.push(['path', status.pathSummary ?? renderPath(status.path)]);
     const t = status.lastTransition;
     if (t !== undefined) out.push(['last transition', `${t.from} -> ${t.to} on [${t.events.join(', ')}] ${age(t.time, now)} ago (generation ${t.generation})`]);
+    const due = deadlineOf(graph, status);
+    if (due !== undefined) out.push(['deadline', deadlineFact(due, resource, now)]);
     const op = status.operation;
     if (op !== undefined) {
       const when = op.finishedAt !== undefined ? `finished ${age(op.finishedAt, now)} ago` : op.startedAt !== undefined ? `started ${age(op.startedAt, now)} ago` : 'not started';
@@ -169,6 +172,15 @@ function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, strin
   if (flags.length > 0) out.push(['note', flags.join('; ')]);
   out.push(['age', age(resource.metadata.creationTimestamp, now)]);
   return out;
+}
+
+/** `10m on Waiting, then Expired: 4m12s left`; a deadline passed says how long ago, one held off says why. */
+function deadlineFact(due: NodeDeadline, resource: LifecycleResource, now: Date): string {
+  const declared = `${formatDuration(due.deadline.afterMs)} on ${due.node}, then ${due.deadline.then ?? 'stall'}`;
+  const left = due.at - now.getTime();
+  const when = left > 0 ? `${formatDuration(Math.ceil(left / 1000) * 1000)} left` : `passed ${age(new Date(due.at).toISOString(), now)} ago`;
+  const held = resource.metadata.deletionTimestamp ? ' (held off: deleting)' : resource.spec?.paused ? ' (held off: paused)' : '';
+  return `${declared}: ${when}${held}`;
 }
 
 function conditionRows(read: ReadStatus, now: Date): string[][] {

@@ -55,8 +55,8 @@ export const lifecycleEventDataSchema = z
       })
       .optional()
       .describe('On migrated events: from which revision and node to which.'),
-    reason: z.string().optional().describe('Why, on converged, stalled and migrated events (a condition reason).'),
-    message: z.string().optional().describe('A human explanation, on stalled events.'),
+    reason: z.string().optional().describe('Why, on converged, stalled and migrated events, and on a transition a deadline took (DeadlineExceeded): a condition reason.'),
+    message: z.string().optional().describe('A human explanation, on stalled events and on a transition a deadline took.'),
   })
   .describe('The data of an okt lifecycle CloudEvent (types dev.okt.lifecycle.*.v1).');
 

@@ -3,7 +3,7 @@
 // the migration policy: descriptions and `formerly` lists are not, except as the renames they make.
 import { declaredOnDelete, type Graph, type GraphNode } from './graph.ts';
 import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
-import type { CancelPolicy, RetryPolicy } from './validate.ts';
+import type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
 
 /** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
 export interface ValueChange<T> {
@@ -33,6 +33,8 @@ export interface NodeChange {
   readonly cancellable?: ValueChange<CancelPolicy>;
   /** The declared deletion child; `null`: deletion follows the default child. */
   readonly onDelete?: ValueChange<string | null>;
+  /** `null`: no deadline; `then` null: the deadline stalls. */
+  readonly deadline?: ValueChange<{ readonly afterMs: number; readonly then: string | null } | null>;
 }
 
 /** An old node that is no more: `fate` (fateOf the new graph) says where its CRs go: moved, refused or stranded. */
@@ -106,8 +108,13 @@ function diffNode(old: GraphNode, next: GraphNode, asNew: (name: string) => stri
     retry: changeOf(old.retry ?? null, next.retry ?? null),
     cancellable: changeOf(old.cancellable, next.cancellable),
     onDelete: changeOf(orNull(declaredOnDelete(old)), declaredOnDelete(next) ?? null),
+    deadline: changeOf(deadlineOf(old.deadline, asNew), deadlineOf(next.deadline, (name) => name)),
   };
   return { node: next.name, ...Object.fromEntries(Object.entries(fields).filter(([, change]) => change !== undefined)) };
+}
+
+function deadlineOf(deadline: Deadline | undefined, asNew: (name: string) => string): { afterMs: number; then: string | null } | null {
+  return deadline === undefined ? null : { afterMs: deadline.afterMs, then: deadline.then === undefined ? null : asNew(deadline.then) };
 }
 
 /** `children` holds the triggers first: the ordinary children are the rest. */

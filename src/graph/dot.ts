@@ -1,11 +1,13 @@
 import type { Graph } from './graph.ts';
+import { stallingDeadline, timeoutLabel } from './mermaid.ts';
 import { cancelNote } from './validate.ts';
 
 /**
  * A Graphviz DOT digraph (`dot -Tsvg`). Like the Mermaid diagram: the entry is marked by an arrow
- * from a point, leaves are double circles, a node whose action may be cancelled has
- * an outside label (xlabel) saying when, each edge is labelled with its priority and "trigger" or
- * "default"; trigger edges are dashed. Node descriptions become tooltips.
+ * from a point, leaves are double circles, each edge is labelled with its priority and "trigger" or
+ * "default"; trigger edges are dashed. Node descriptions become tooltips. A deadline's edge is labelled
+ * "timeout <duration>" and dotted; a deadline that stalls, and when the node's action may be cancelled,
+ * are an external label (xlabel) of its node.
  */
 export function renderDot(graph: Graph): string {
   const lines = [
@@ -22,8 +24,8 @@ export function renderDot(graph: Graph): string {
     const attributes = [`label=${quote(name)}`];
     if (node.isLeaf) attributes.push('shape=doublecircle');
     if (node.description !== '') attributes.push(`tooltip=${quote(node.description)}`);
-    const cancellable = cancelNote(node.cancellable);
-    if (cancellable !== undefined) attributes.push(`xlabel=${quote(cancellable)}`);
+    const notes = [cancelNote(node.cancellable), stallingDeadline(node)].filter((note) => note !== undefined);
+    if (notes.length > 0) attributes.push(`xlabel=${quote(notes.join(', '))}`);
     lines.push(`  ${quote(name)} [${attributes.join(', ')}];`);
   }
   lines.push(`  "__entry" -> ${quote(graph.entry)};`);
@@ -32,8 +34,9 @@ export function renderDot(graph: Graph): string {
     node.children.forEach((child, i) => {
       const isTrigger = i < node.triggers.length;
       const role = isTrigger ? ' trigger' : child === node.defaultChild ? ' default' : '';
-      const style = isTrigger ? ', style=dashed' : '';
-      lines.push(`  ${quote(name)} -> ${quote(child)} [label=${quote(`${i + 1}${role}`)}${style}];`);
+      const timeout = timeoutLabel(node, child);
+      const style = isTrigger ? ', style=dashed' : timeout !== '' ? ', style=dotted' : '';
+      lines.push(`  ${quote(name)} -> ${quote(child)} [label=${quote(`${i + 1}${role}${timeout}`)}${style}];`);
     });
   }
   lines.push('}');

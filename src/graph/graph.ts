@@ -2,7 +2,8 @@ import type { MigrationPolicy, Migrations, MigrationSource, RemovedNode } from '
 import { GraphDefinitionError, type GraphProblem } from './problems.ts';
 import { graphRevision } from './revision.ts';
 import { graphDataSchema, type GraphData, type MigrationsData, type NodeData } from './schema.ts';
-import { resolveGraph, type CancelPolicy, type ResolvedNode, type RetryPolicy } from './validate.ts';
+import { formatDuration } from './duration.ts';
+import { resolveGraph, type CancelPolicy, type Deadline, type ResolvedNode, type RetryPolicy } from './validate.ts';
 
 export interface GraphNode<S extends string = string> {
   readonly name: S;
@@ -22,6 +23,8 @@ export interface GraphNode<S extends string = string> {
   readonly deletionChild: S | undefined;
   /** The names this node had in earlier revisions. */
   readonly formerly: readonly string[];
+  /** How long a resource may stay here (counted from the transition that entered it), then the event `then` or a stall. */
+  readonly deadline: Deadline<S> | undefined;
 }
 
 export interface Graph<S extends string = string> extends MigrationSource {
@@ -65,6 +68,13 @@ export interface NodeDefinition<S extends string> {
   readonly onDelete?: NoInfer<S>;
   /** Names this node had in earlier revisions: their CRs migrate here, a running action keeps its operation id. */
   readonly formerly?: readonly string[];
+  /**
+   * How long a resource may stay on this node, its action running or resting: `after` ('500ms', '90s',
+   * '10m', '1h30m', or milliseconds), counted from the transition that entered it. Then a running action
+   * is cancelled, and the resource takes the event `then` (one of the node's children), or without one
+   * stalls with the reason DeadlineExceeded.
+   */
+  readonly deadline?: { readonly after: string | number; readonly then?: NoInfer<S> };
 }
 
 export interface GraphDefinition<S extends string> {
@@ -197,6 +207,7 @@ class ValidGraph implements Graph<string> {
           cancellable: Object.freeze({ ...n.cancellable }),
           deletionChild: n.deletionChild,
           formerly: Object.freeze([...n.formerly]),
+          deadline: n.deadline === undefined ? undefined : Object.freeze({ ...n.deadline }),
         });
         return [n.name, node];
       }),
@@ -230,6 +241,9 @@ class ValidGraph implements Graph<string> {
       const onDelete = declaredOnDelete(node);
       if (onDelete !== undefined) data.onDelete = onDelete;
       if (node.formerly.length > 0) data.formerly = [...node.formerly];
+      if (node.deadline !== undefined) {
+        data.deadline = { after: formatDuration(node.deadline.afterMs), ...(node.deadline.then === undefined ? {} : { then: node.deadline.then }) };
+      }
       return data;
     });
     const out: { -readonly [K in keyof GraphData]: GraphData[K] } = { name: this.name, entry: this.entry, nodes };

@@ -1,4 +1,5 @@
-import type { Graph } from './graph.ts';
+import { formatDuration } from './duration.ts';
+import type { Graph, GraphNode } from './graph.ts';
 import { cancelNote } from './validate.ts';
 
 /** A Mermaid class: its CSS (`fill:#ffd54f,stroke-width:3px`) and the nodes it applies to. */
@@ -18,15 +19,16 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  state "${name}" as ${id.get(name)}`);
     const description = graph.node(name).description;
     if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
-    const cancellable = cancelNote(graph.node(name).cancellable);
-    if (cancellable !== undefined) lines.push(`  ${id.get(name)} : ${cancellable}`);
+    for (const note of [cancelNote(graph.node(name).cancellable), stallingDeadline(graph.node(name))]) {
+      if (note !== undefined) lines.push(`  ${id.get(name)} : ${note}`);
+    }
   }
   lines.push(`  [*] --> ${id.get(graph.entry)}`);
   for (const name of graph.nodeNames) {
     const node = graph.node(name);
     node.children.forEach((child, i) => {
       const role = i < node.triggers.length ? ' trigger' : child === node.defaultChild ? ' default' : '';
-      lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}`);
+      lines.push(`  ${id.get(name)} --> ${id.get(child)} : ${i + 1}${role}${timeoutLabel(node, child)}`);
     });
     if (node.isLeaf) lines.push(`  ${id.get(name)} --> [*]`);
   }
@@ -37,6 +39,16 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  classDef ${className} ${css}`, `  class ${ids.join(',')} ${className}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** ' timeout 10m' on the edge a node's deadline takes, else ''. */
+export function timeoutLabel(node: GraphNode, child: string): string {
+  return node.deadline?.then === child ? ` timeout ${formatDuration(node.deadline.afterMs)}` : '';
+}
+
+/** What a node whose deadline has no edge says of it: it stalls then. */
+export function stallingDeadline(node: GraphNode): string | undefined {
+  return node.deadline !== undefined && node.deadline.then === undefined ? `deadline ${formatDuration(node.deadline.afterMs)}, then stalls` : undefined;
 }
 
 function oneLine(text: string): string {

@@ -24,7 +24,11 @@ export type GraphProblemCode =
   | 'removed-conflict'
   | 'unknown-migration-target'
   | 'unmapped-node'
-  | 'previous-revision';
+  | 'previous-revision'
+  | 'invalid-deadline'
+  | 'unknown-deadline-child'
+  | 'deadline-on-entry'
+  | 'deadline-on-leaf';
 
 /** One thing wrong with a graph definition. `path` locates it in the plain-data form. */
 export interface GraphProblem {

@@ -12,7 +12,16 @@ const REVISION_HEX_DIGITS = 16;
 export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[]): string {
   const behaviour = [...nodes]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((n) => [n.name, n.children, n.triggers.length, n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs], cancelBehaviour(n.cancellable), n.deletionChild ?? null]);
+    .map((n) => [
+      n.name,
+      n.children,
+      n.triggers.length,
+      n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs],
+      cancelBehaviour(n.cancellable),
+      n.deletionChild ?? null,
+      // Only when declared: a graph without deadlines keeps the revision it had before they existed.
+      ...(n.deadline === undefined ? [] : [[n.deadline.afterMs, n.deadline.then ?? null]]),
+    ]);
   const canonical = JSON.stringify([name, entry, behaviour]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, REVISION_HEX_DIGITS);
 }

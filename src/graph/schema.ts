@@ -19,6 +19,8 @@ const nodeBody = {
   onDelete: z.string().optional(),
   /** Names this node had in earlier revisions of the graph: a CR there migrates here, its running action kept. */
   formerly: z.array(z.string()).optional(),
+  /** How long a CR may stay on this node: `after` ('10m', '1h30m', '500ms' or milliseconds); then the event `then` (one of its children), or a stall. */
+  deadline: z.strictObject({ after: z.union([z.string(), z.number()]), then: z.string().optional() }).optional(),
 };
 
 /** Where the CRs on a node that a new revision removed go: another node, or nowhere (`refuse`, with the reason). */

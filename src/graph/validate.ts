@@ -1,3 +1,4 @@
+import { parseDuration } from './duration.ts';
 import { checkMigrations } from './migrations.ts';
 import { conditionTypeProblem, nodeConditionType, RESERVED_NAMES } from './names.ts';
 import type { GraphProblem } from './problems.ts';
@@ -14,6 +15,13 @@ export interface ResolvedNode {
   /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf. */
   readonly deletionChild: string | undefined;
   readonly formerly: readonly string[];
+  readonly deadline: Deadline | undefined;
+}
+
+/** How long a resource may stay on a node, and where it goes then (`then`, a child) or, without one, that it stalls. */
+export interface Deadline<S extends string = string> {
+  readonly afterMs: number;
+  readonly then: S | undefined;
 }
 
 /** Re-run a failed action that raised no event: `attempts` runs in all, `backoffMs` before the second, doubling after. */
@@ -155,6 +163,7 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
       cancellable: cancelPolicyOf(node.cancellable),
       deletionChild: deletionChildOf(node),
       formerly: node.formerly ?? [],
+      deadline: node.deadline === undefined ? undefined : { afterMs: parseDuration(node.deadline.after) ?? 0, then: node.deadline.then },
     })),
   };
 }
@@ -193,6 +202,7 @@ function checkPolicies(
     if (node.onDelete !== undefined && !effectiveChildren(node).includes(node.onDelete)) {
       report('unknown-delete-child', node.name, ['nodes', i, 'onDelete'], `node "${node.name}": onDelete "${node.onDelete}" is not one of its children`);
     }
+    if (node.deadline !== undefined) checkDeadline(node.name, effectiveChildren(node), node.deadline, i, i === entry ? 'entry' : isLeaf(i) ? 'leaf' : 'inner', report);
   });
   if (!checkDeletionCycles) return;
   // Deletion follows one child per node, so from each node it is a chain: it ends at a leaf or loops.
@@ -212,6 +222,30 @@ function checkPolicies(
     reported.add(key);
     report('deletion-cycle', at.name, ['nodes', index.get(at.name) ?? 0], `nodes ${loop.map((n) => `"${n}"`).join(' -> ')}: deletion follows each node's default child (or its onDelete) and loops here without reaching a leaf; give one of them an onDelete that leaves the loop`);
   });
+}
+
+/**
+ * A deadline counts from the transition that entered the node, so the entry node (entered by none)
+ * may not have one, nor may a leaf (entering it ends the run); `then` is one of the node's children.
+ */
+function checkDeadline(
+  name: string,
+  children: readonly string[],
+  deadline: NonNullable<GraphData['nodes'][number]['deadline']>,
+  i: number,
+  place: 'entry' | 'leaf' | 'inner',
+  report: (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) => void,
+): void {
+  const where = ['nodes', i, 'deadline'];
+  if (place === 'entry') report('deadline-on-entry', name, where, `node "${name}": the entry node may not have a deadline (no transition entered it, so there is no time to count from)`);
+  if (place === 'leaf') report('deadline-on-leaf', name, where, `node "${name}": a leaf may not have a deadline (entering it ends the run)`);
+  const { after, then } = deadline;
+  if (parseDuration(after) === undefined) {
+    report('invalid-deadline', name, [...where, 'after'], `node "${name}": deadline.after ${JSON.stringify(after)} is not a positive duration ('500ms', '90s', '10m', '1h30m', or a whole number of milliseconds)`);
+  }
+  if (then !== undefined && !children.includes(then)) {
+    report('unknown-deadline-child', name, [...where, 'then'], `node "${name}": deadline.then "${then}" is not one of its children`);
+  }
 }
 
 /** The entry node's index: the declared one, or else the only node nothing points to. */

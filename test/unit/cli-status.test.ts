@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
+import { defineGraph } from '../../src/graph/index.ts';
 import { reconciliationGraph } from '../../graphs/reconciliation.ts';
 import { NO_COLORS } from '../../src/cli/output.ts';
 import { age, renderStatusHtml, renderStatusText, type LifecycleResource } from '../../src/cli/status-view.ts';
@@ -155,5 +156,36 @@ describe('age', () => {
     expect([5, 119, 120, 7199, 7200, 172799, 172800].map((s) => age(ago(s), now))).toEqual(['5s', '119s', '2m', '119m', '2h', '47h', '2d']);
     expect(age(undefined, now)).toBe('-');
     expect(age('not a time', now)).toBe('-');
+  });
+});
+
+describe('the deadline of the current node', () => {
+  const timed = defineGraph({
+    name: 'database',
+    entry: 'Start',
+    nodes: {
+      Start: { children: ['Running'] },
+      Running: { children: ['Servicing', 'Stopping'], deadline: { after: '10m', then: 'Stopping' } },
+      Servicing: { children: ['Running', 'End'], deadline: { after: '1h' } },
+      Stopping: { children: ['End'] },
+      End: {},
+    },
+  });
+
+  it('shows the time left before it, counted from the transition that entered the node', () => {
+    const text = renderStatusText({ graph: timed, resource: database(), now }, NO_COLORS);
+    // Entered 90 s ago: 8m30s of 10m left.
+    expect(text).toMatch(/ deadline +10m on Running, then Stopping: 8m30s left\n/);
+  });
+
+  it('says how long ago it passed, and when a pause holds it off', () => {
+    const late = new Date(now.getTime() + 20 * 60_000);
+    expect(renderStatusText({ graph: timed, resource: database(), now: late }, NO_COLORS)).toMatch(/ deadline +10m on Running, then Stopping: passed 11m ago\n/);
+    const paused = database({ spec: { desiredState: 'Stopping', paused: true } });
+    expect(renderStatusText({ graph: timed, resource: paused, now }, NO_COLORS)).toMatch(/ deadline +10m on Running, then Stopping: 8m30s left \(held off: paused\)\n/);
+  });
+
+  it('is absent on a node without one', () => {
+    expect(renderStatusText({ graph: databaseGraph, resource: database(), now }, NO_COLORS)).not.toContain(' deadline ');
   });
 });

@@ -37,3 +37,22 @@ test('a misspelt child or entry in defineGraph is a compile error (and a runtime
     }),
   ).toThrow(GraphDefinitionError);
 });
+
+test('a misspelt deadline edge is a compile error (and a runtime one), and the node keeps its type', () => {
+  expect(() =>
+    defineGraph({
+      name: 'typo',
+      entry: 'Start',
+      nodes: {
+        Start: { children: ['Waiting'] },
+        // @ts-expect-error 'Expird' is not a key of nodes
+        Waiting: { children: ['Expired', 'End'], deadline: { after: '10m', then: 'Expird' } },
+        Expired: { children: ['End'] },
+        End: {},
+      },
+    }),
+  ).toThrow(GraphDefinitionError);
+  const graph = defineGraph({ name: 'ok', entry: 'Start', nodes: { Start: { children: ['Waiting'] }, Waiting: { children: ['End'], deadline: { after: '1m', then: 'End' } }, End: {} } });
+  const then: 'Start' | 'Waiting' | 'End' | undefined = graph.node('Waiting').deadline?.then;
+  expect(then).toBe('End');
+});

@@ -285,15 +285,16 @@ export class LifecycleController {
       ctx.log.info('a leaf reached through the spec: resource deleted (spec.onLeaf: Keep keeps it)');
     }
     if (effects.again) this.controller.enqueue(key);
-    const after = effects.requeueAfterMs ?? (effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined);
-    return after === undefined ? undefined : { requeueAfter: after };
+    // A requeue (a deadline's, say) never postpones the safety look a poll promises.
+    const waits = [effects.requeueAfterMs, effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined].filter((ms) => ms !== undefined);
+    return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */
   #cancel(key: string, client: SidecarClient, id: string, ctx: ReconcileContext): void {
     if (this.#cancelled.has(id)) return;
     this.#cancelled.add(id);
-    ctx.log.info({ operation: id }, 'cancelling the running action (deletion or a change of spec.desiredState, and its node is cancellable on it)');
+    ctx.log.info({ operation: id }, 'cancelling the running action (a deletion or a change of spec.desiredState its node is cancellable on, or its node\'s deadline)');
     void client.cancelOperation(id).then(
       () => this.controller.enqueue(key),
       (error: unknown) => {

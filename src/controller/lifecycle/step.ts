@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { fateOf, nodeConditionType, type Graph } from '../../graph/index.ts';
+import { fateOf, formatDuration, nodeConditionType, type Deadline, type Graph } from '../../graph/index.ts';
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
 import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner, type RecordedPosition } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
@@ -168,6 +168,7 @@ export const REASONS = {
   migrated: 'Migrated',
   entered: 'Entered',
   left: 'Left',
+  deadlineExceeded: 'DeadlineExceeded',
 } as const;
 
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
@@ -179,6 +180,8 @@ export const DEFAULT_TEARDOWN_GRACE_MS = 60_000;
 export const ABANDON_DELIVERY_WAIT_MS = 60_000;
 /** The longest wait between two runs of a retried action. */
 export const MAX_RETRY_BACKOFF_MS = 300_000;
+/** The longest requeue toward a deadline (a timer cannot wait beyond ~24.8 days): a farther one is looked at again daily. */
+export const MAX_DEADLINE_WAIT_MS = 86_400_000;
 
 /**
  * The operation id of a transition's action: a retry after a crash derives the same id, so nothing starts
@@ -194,6 +197,11 @@ export function operationId(uid: string, transition: number, retries = 0): strin
  * restart at any line recomputes the same effects.
  */
 export function step(given: StepInput): StepEffects {
+  return lookAgainAtDeadline(given, stepUntimed(given));
+}
+
+/** step() but for the requeue at the current node's deadline. */
+function stepUntimed(given: StepInput): StepEffects {
   const { resource, now } = given;
   if (resource.status !== undefined && 'invalid' in resource.status) {
     return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now);
@@ -248,10 +256,13 @@ export function step(given: StepInput): StepEffects {
     // Recorded before the cancellation is sent: its end then reads as a change of mind, not a failure.
     const current = cancel === 'desiredChange' ? work.requestCancel(operation) : operation;
     const seen = sidecar.operation ?? 'unknown';
+    const overdue = passedDeadline(input, work.status);
     if (seen === 'unknown') {
       if (cancel !== undefined) {
         const message = cancel === 'deletion' ? 'never started: the resource is being deleted' : 'never started';
         work.finishOperation(current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message, finishedAt: now });
+      } else if (overdue !== undefined) {
+        work.finishOperation(current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: `never started: ${deadlineMessage(overdue)}`, finishedAt: now });
       } else {
         // Committed but never started (a crash between the write and the start): start it now, same id, same sidecar.
         return work.startCommitted(current, sidecar.epoch, input.startRefused);
@@ -266,7 +277,10 @@ export function step(given: StepInput): StepEffects {
       });
     } else {
       work.adoptAttempt(current, sidecar.epoch, seen);
-      if (!TERMINAL_PHASES.has(seen.phase)) return work.running(current, cancel);
+      if (!TERMINAL_PHASES.has(seen.phase)) {
+        if (overdue !== undefined) return work.cancelAtDeadline(current, overdue);
+        return work.running(current, cancel);
+      }
       work.finishOperation(current, seen);
       operationEvents = seen.events;
     }
@@ -295,6 +309,9 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
   const { graph } = model;
   const current = work.status.state;
   const desired = work.desired;
+  const overdue = passedDeadline(input, work.status);
+  const timedOut = timeoutEdge(input, work, overdue);
+  if (timedOut !== undefined) return timedOut;
   const events = [...collected];
   let unreachable = false;
   if (resource.deleting) {
@@ -309,6 +326,7 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
   if (next === current) {
     // The events were offered to a decision: they are used up, whatever it decided.
     work.consumeObserved(input.sidecar);
+    if (overdue !== undefined) return stallAtDeadline(work, overdue);
     if (unreachable) return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
     // A collected event naming the node's own self-loop child outranked the planned one: that decision
     // stays, the events are used up, and the next one moves on.
@@ -327,6 +345,9 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
   const { model, resource } = input;
   const current = work.status.state;
   const node = model.graph.node(current);
+  const overdue = passedDeadline(input, work.status);
+  const timedOut = timeoutEdge(input, work, overdue);
+  if (timedOut !== undefined) return timedOut;
   if (collected.length > 0) {
     const next = decide(model.graph, current, collected);
     if (next !== current) return work.move(next, collected, input);
@@ -339,8 +360,10 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
     return work.retry(operation, input, `its cancellation landed after spec.desiredState came back to ${work.desired}`);
   }
   const retryToken = resource.spec.retry;
-  if (retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
+  // Past the deadline a new run would be cancelled at once: spec.retry waits for another node.
+  if (overdue === undefined && retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
   if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
+  if (overdue !== undefined) return stallAtDeadline(work, overdue);
   const interrupted = operation.reason === 'Interrupted';
   const runs = (operation.retries ?? 0) + 1;
   if (!interrupted && node.retry !== undefined && runs < node.retry.attempts) {
@@ -364,6 +387,62 @@ function abandonment(input: StepInput): string | undefined {
   const since = Date.parse(resource.deletionTimestamp ?? now);
   if (Date.parse(now) - since < grace) return undefined;
   return `its namespace is terminating and its sidecar has not answered for ${Math.round(grace / 1000)} s since the deletion (${sidecar.message})`;
+}
+
+/** A node's deadline as the status sets its clock: counted from the transition that entered the node. */
+export interface NodeDeadline {
+  readonly node: string;
+  readonly deadline: Deadline;
+  readonly entered: string;
+  /** When it falls, in ms since the epoch. */
+  readonly at: number;
+}
+
+/** The deadline of the node `status` is on, if it has one (the entry node, entered by no transition, has none). */
+export function deadlineOf(graph: Graph, status: LifecycleStatus): NodeDeadline | undefined {
+  const deadline = graph.has(status.state) ? graph.node(status.state).deadline : undefined;
+  const entered = status.lastTransition?.time;
+  if (deadline === undefined || entered === undefined) return undefined;
+  return { node: status.state, deadline, entered, at: Date.parse(entered) + deadline.afterMs };
+}
+
+/** The current node's deadline when it has passed and applies: deletion and a pause hold it off. */
+function passedDeadline(input: StepInput, status: LifecycleStatus): NodeDeadline | undefined {
+  if (input.resource.deleting || input.resource.spec.paused === true) return undefined;
+  const due = deadlineOf(input.model.graph, status);
+  return due !== undefined && Date.parse(input.now) >= due.at ? due : undefined;
+}
+
+function deadlineMessage(due: NodeDeadline): string {
+  return `the deadline of ${due.node} (${formatDuration(due.deadline.afterMs)} after it was entered at ${due.entered}) passed at ${new Date(due.at).toISOString()}`;
+}
+
+/** A passed deadline's edge, if it has one: its event is offered alone, so it is taken whatever else was raised. */
+function timeoutEdge(input: StepInput, work: StatusDraft, due: NodeDeadline | undefined): StepEffects | undefined {
+  const then = due?.deadline.then;
+  if (due === undefined || then === undefined) return undefined;
+  return work.move(then, [then], input, { reason: REASONS.deadlineExceeded, message: `${deadlineMessage(due)}: timeout edge to ${then}` });
+}
+
+function stallAtDeadline(work: StatusDraft, due: NodeDeadline): StepEffects {
+  return work.stall(REASONS.deadlineExceeded, `${deadlineMessage(due)}; set spec.desiredState to another node to move on`);
+}
+
+/**
+ * The one requeue a deadline costs: at the deadline of the node the step leaves the resource on,
+ * unless something sooner is due. Deletion and a pause hold the deadline off; their end is a change
+ * of the resource, which is reconciled anyway.
+ */
+function lookAgainAtDeadline(given: StepInput, effects: StepEffects): StepEffects {
+  const { resource } = given;
+  if (effects.again || effects.finish !== undefined || resource.deleting || resource.spec.paused === true) return effects;
+  const status = effects.status !== undefined && 'state' in effects.status ? effects.status : resource.status;
+  if (status === undefined || 'invalid' in status) return effects;
+  const graph = status.graphRevision === undefined || status.graphRevision === given.model.graph.revision ? given.model.graph : given.model.earlier.get(status.graphRevision)?.graph;
+  const due = graph === undefined ? undefined : deadlineOf(graph, status);
+  const left = due === undefined ? 0 : due.at - Date.parse(given.now);
+  if (left <= 0) return effects;
+  return { ...effects, requeueAfterMs: Math.min(effects.requeueAfterMs ?? left, left, MAX_DEADLINE_WAIT_MS) };
 }
 
 /** The leaf deletion drives the application to from `from`: each node's deletion child in turn (validation rules out loops). */
@@ -495,6 +574,12 @@ function failureMessage(operation: OperationStatus, runs: number, deleting: bool
   return `the action of ${operation.node} (operation ${operation.id}) ${ended}${tries}${detail} and raised no event; set spec.retry to a new value to run it again, or ${moveOn}`;
 }
 
+/** Why a transition was taken other than by an event of the graph's course (a deadline): said in its CloudEvent. */
+interface TransitionCause {
+  readonly reason: string;
+  readonly message: string;
+}
+
 /** The status being built in one step, with the bookkeeping every write shares. */
 class StatusDraft {
   readonly status: LifecycleStatus;
@@ -566,6 +651,12 @@ class StatusDraft {
     return requested;
   }
 
+  /** The node's deadline passed while its action runs: cancel it; its end (Cancelled) takes the timeout edge or stalls. */
+  cancelAtDeadline(operation: OperationStatus, due: NodeDeadline): StepEffects {
+    const then = due.deadline.then === undefined ? 'it stalls' : `it goes to ${due.deadline.then}`;
+    return { ...this.waiting(REASONS.deadlineExceeded, `${deadlineMessage(due)}: its action (operation ${operation.id}) is cancelled, then ${then}`), poll: true, cancelOperation: operation.id };
+  }
+
   /** Starts an operation committed earlier, on the sidecar it was committed with; a refusal is said in the conditions. */
   startCommitted(operation: OperationStatus, epoch: string, refusal: StartRefusal | undefined): StepEffects {
     const start = { id: operation.id, node: operation.node, epoch: operation.epoch ?? epoch };
@@ -604,11 +695,11 @@ class StatusDraft {
   }
 
   /** A transition to `next` (backpressure and a missing sidecar may make it wait). */
-  move(next: string, events: string[], input: StepInput): StepEffects {
+  move(next: string, events: string[], input: StepInput, cause?: TransitionCause): StepEffects {
     const waiting = this.cannotCommit(input, input.model.graph.node(next).hasAction);
     if (waiting !== undefined) return waiting;
     this.consumeObserved(input.sidecar);
-    return this.transition(next, events, input);
+    return this.transition(next, events, input, cause);
   }
 
   /**
@@ -681,7 +772,7 @@ class StatusDraft {
     return undefined;
   }
 
-  transition(next: string, events: string[], input: StepInput): StepEffects {
+  transition(next: string, events: string[], input: StepInput, cause?: TransitionCause): StepEffects {
     const { model } = input;
     const s = this.status;
     const from = s.state;
@@ -697,7 +788,7 @@ class StatusDraft {
     const why = events.length > 0 ? ` on ${events.join(', ')}` : ' by migration';
     this.#set(nodeConditionType(next), 'True', REASONS.entered, `entered from ${from} at transition ${s.transition}${why}`);
     const data = this.#data(from, next, events);
-    this.#emit(LIFECYCLE_EVENT_TYPES.transition, next, data);
+    this.#emit(LIFECYCLE_EVENT_TYPES.transition, next, cause === undefined ? data : { ...data, ...cause });
     const hasAction = model.graph.node(next).hasAction;
     if (hasAction) {
       const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
