@@ -3,15 +3,12 @@
 // `kubectl wait` waits for either, the way the README says.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
-import { createLogger } from '../../src/controller/index.ts';
 import { defineGraph } from '../../src/graph/index.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
-import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
-import { createNamespace, e2eKubeConfig, kubectlWait, mergePatch } from './helpers/index.ts';
+import { e2eKubeConfig, kubectlWait, mergePatch } from './helpers/index.ts';
 import { applyCrd, type CrdManifest } from './helpers/crd.ts';
 import { waitFor } from './helpers/wait.ts';
-import type { DatabaseObject } from './helpers/lifecycle.ts';
+import { startLocalOperator, type DatabaseObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const kc = e2eKubeConfig();
 const SERVICES = { group: 'apps.example.com', version: 'v1', plural: 'webapps', kind: 'WebApp' } as const;
@@ -21,28 +18,17 @@ const graph = defineGraph({
   nodes: { Start: { children: ['Ready'] }, Ready: { children: ['Stopping'] }, Stopping: { children: ['End'] }, End: {} },
 });
 let namespace: string;
-let sidecar: NoopSidecar;
-let operator: RunningOperator;
+let local: LocalOperator;
 
 beforeAll(async () => {
   await applyCrd(kc, generateCrd(graph, SERVICES) as unknown as CrdManifest);
-  namespace = await createNamespace(kc, 'okt-ready-node');
-  sidecar = await startNoopSidecar({ graph });
-  operator = await startOperator({
-    kubeConfig: kc,
-    graph,
-    resource: SERVICES,
-    namespace,
-    sidecar: { url: sidecar.url, token: sidecar.token },
-    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
-  });
+  local = await startLocalOperator(kc, { graph, resource: SERVICES, namespacePrefix: 'okt-ready-node' });
+  namespace = local.namespace;
 });
 
 afterAll(async () => {
-  await operator?.stop();
-  await sidecar?.close();
+  await local?.stop();
 });
-
 
 describe('a node named Ready', () => {
   test('is driven like any node; kubectl waits for the node (node.okt.dev/Ready) and for okt\'s Ready, which stay apart', async () => {

@@ -1,13 +1,10 @@
 // A cancellable backup on a real API server and a real sidecar: cancelled by a change of
 // spec.desiredState (the CR then reaches the new desired node, no ActionFailed), and by a deletion.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createLogger } from '../../src/controller/index.ts';
-import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { defineGraph } from '../../src/graph/index.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
-import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, waitFor, type CrdManifest } from './helpers/index.ts';
-import { conditionOf, lifecycleObjects, waitForObject, waitForObjectGone } from './helpers/lifecycle.ts';
+import { applyCrd, e2eKubeConfig, waitFor, type CrdManifest } from './helpers/index.ts';
+import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator } from './helpers/lifecycle.ts';
 
 const graph = defineGraph({
   name: 'vaults',
@@ -24,27 +21,17 @@ const VAULTS = { group: 'cancel.okt.dev', version: 'v1alpha1', plural: 'vaults',
 const kc = e2eKubeConfig();
 const vaults = lifecycleObjects(kc, VAULTS);
 let namespace: string;
-let sidecar: NoopSidecar;
-let operator: RunningOperator;
+let local: LocalOperator;
 
 beforeAll(async () => {
   await applyCrd(kc, generateCrd(graph, VAULTS) as unknown as CrdManifest);
-  namespace = await createNamespace(kc, 'okt-cancel');
   // Backup sleeps an hour: only a cancellation ends it within the test.
-  sidecar = await startNoopSidecar({ graph, hang: ['Backup'], maxActiveOperations: 4 });
-  operator = await startOperator({
-    kubeConfig: kc,
-    graph,
-    resource: VAULTS,
-    namespace,
-    sidecar: { url: sidecar.url, token: sidecar.token },
-    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
-  });
+  local = await startLocalOperator(kc, { graph, resource: VAULTS, namespacePrefix: 'okt-cancel', hang: ['Backup'], maxActiveOperations: 4 });
+  namespace = local.namespace;
 });
 
 afterAll(async () => {
-  await operator?.stop();
-  await sidecar?.close();
+  await local?.stop();
 });
 
 /** Creates a CR sent to Backup and waits until the sidecar runs its backup; the backup's operation id. */
@@ -52,7 +39,7 @@ async function backupRunning(name: string): Promise<string> {
   await vaults.create(namespace, name, { desiredState: 'Backup', onLeaf: 'Keep' });
   const db = await waitForObject(vaults, namespace, name, 'at Backup', (o) => o.status?.state === 'Backup' && o.status.operation?.node === 'Backup');
   const id = db.status!.operation!.id;
-  await waitFor(`${name}: backup ${id} running on the sidecar`, async () => (sidecar.sidecar.operations.active().includes(id) ? true : undefined), 30_000, 20);
+  await waitFor(`${name}: backup ${id} running on the sidecar`, async () => (local.sidecar.sidecar.operations.active().includes(id) ? true : undefined), 30_000, 20);
   return id;
 }
 
@@ -60,8 +47,8 @@ test('a change of spec.desiredState cancels the running backup; the CR reaches t
   const id = await backupRunning('mind');
   await vaults.patchSpec(namespace, 'mind', { desiredState: 'Stopping' });
   const db = await waitForObject(vaults, namespace, 'mind', 'Ready at Stopping', (o) => o.status?.state === 'Stopping' && conditionOf(o, 'Ready')?.status === 'True' && o.status.observedGeneration === o.metadata.generation);
-  expect(sidecar.sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
-  expect(sidecar.sidecar.operations.active()).toEqual([]);
+  expect(local.sidecar.sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
+  expect(local.sidecar.sidecar.operations.active()).toEqual([]);
   expect(db.status?.path).toEqual(['Start', 'Running', 'Backup', 'Stopping']);
   // Left by the planner's move once the backup ended Cancelled: a failed backup would have held it there (ActionFailed).
   expect(db.status?.lastTransition).toMatchObject({ from: 'Backup', to: 'Stopping', events: ['Stopping'] });
@@ -72,6 +59,6 @@ test('deleting a CR whose cancellable backup runs cancels it, then goes down to 
   const id = await backupRunning('doomed');
   await vaults.remove(namespace, 'doomed');
   expect(await waitForObjectGone(vaults, namespace, 'doomed')).toBe(true);
-  expect(sidecar.sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
-  expect(sidecar.sidecar.operations.active()).toEqual([]);
+  expect(local.sidecar.sidecar.operations.get(id)).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled' });
+  expect(local.sidecar.sidecar.operations.active()).toEqual([]);
 });

@@ -1,35 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
-import { createLogger } from '../../src/controller/index.ts';
-import { createNamespace, e2eKubeConfig, expectHttpError, kubectlWait } from './helpers/index.ts';
-import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone } from './helpers/lifecycle.ts';
+import { e2eKubeConfig, expectHttpError, kubectlWait } from './helpers/index.ts';
+import { conditionOf, DATABASES, databases, installDatabaseCrd, startLocalOperator, waitForDatabase, waitForGone, type LocalOperator } from './helpers/lifecycle.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
 let namespace: string;
-let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
-let operator: RunningOperator;
+let local: LocalOperator;
 
 beforeAll(async () => {
   await installDatabaseCrd(kc);
-  namespace = await createNamespace(kc, 'okt-operator');
-  sidecar = await startNoopSidecar();
-  operator = await startOperator({
-    kubeConfig: kc,
-    graph: databaseGraph,
-    resource: DATABASES,
-    namespace,
-    sidecar: { url: sidecar.url, token: sidecar.token },
-    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
-  });
+  local = await startLocalOperator(kc, { graph: databaseGraph, resource: DATABASES, namespacePrefix: 'okt-operator' });
+  namespace = local.namespace;
 });
 
 afterAll(async () => {
-  await operator?.stop();
-  await sidecar?.close();
+  await local?.stop();
 });
-
 
 describe('the operator on a real API server and a real sidecar', () => {
   test('walks Start -> Running -> Servicing -> Running -> Stopping -> End by editing spec.desiredState', async () => {
@@ -58,10 +45,10 @@ describe('the operator on a real API server and a real sidecar', () => {
   test('a steady state costs no API reads; a transition costs one write', async () => {
     await api.create(namespace, 'costs', { desiredState: 'Running', onLeaf: 'Keep' });
     await waitForDatabase(kc, namespace, 'costs', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
-    const before = operator.transport.counters.snapshot();
+    const before = local.operator.transport.counters.snapshot();
     await api.patchSpec(namespace, 'costs', { desiredState: 'Servicing' });
     await waitForDatabase(kc, namespace, 'costs', 'Ready at Servicing', (o) => o.status?.state === 'Servicing' && conditionOf(o, 'Ready')?.status === 'True');
-    const after = operator.transport.counters.snapshot();
+    const after = local.operator.transport.counters.snapshot();
     expect(after.reads - before.reads).toBe(0);
     // One write commits the transition (and starts the action); one more records that the action succeeded (Ready).
     expect(after.writes - before.writes).toBe(2);

@@ -1,18 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { defineGraph, diffGraphs, formatDuration, GraphDefinitionError, loadGraph, parseDuration, renderDot, renderMermaid, type GraphProblem } from '../../src/graph/index.ts';
+import { defineGraph, diffGraphs, formatDuration, loadGraph, parseDuration, renderDot, renderMermaid } from '../../src/graph/index.ts';
+import { brief, problemsOf } from '../fixtures/graph-problems.ts';
 
-function problemsOf(load: () => unknown): GraphProblem[] {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GraphDefinitionError);
-    return [...(error as GraphDefinitionError).problems];
-  }
-  throw new Error('expected a GraphDefinitionError');
-}
-
-const brief = (problems: GraphProblem[]) => problems.map((p) => `${p.code}:${p.node ?? ''}`).sort();
 
 /** The database graph with a backup that may run 10 minutes before it is given up for Failed. */
 const timedGraph = defineGraph({

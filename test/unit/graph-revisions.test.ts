@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { defineGraph, fateOf, GraphDefinitionError, loadGraph, type GraphProblem } from '../../src/graph/index.ts';
+import { defineGraph, fateOf, loadGraph } from '../../src/graph/index.ts';
+import { brief, problemsOf } from '../fixtures/graph-problems.ts';
 
 const v1 = databaseGraph;
 const v2 = defineGraph({
@@ -14,16 +15,6 @@ const v2 = defineGraph({
     End: {},
   },
 });
-
-function problemsOf(make: () => unknown): string[] {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof GraphDefinitionError) return error.problems.map((p: GraphProblem) => `${p.code}:${p.node ?? ''}`).sort();
-    throw error;
-  }
-  throw new Error('expected a GraphDefinitionError');
-}
 
 describe('graph revisions', () => {
   test('a revision hashes what the graph does: descriptions, node order and formerly leave it alone, an edge changes it', () => {
@@ -67,7 +58,7 @@ describe('graph revisions', () => {
 
   test('every problem of the migration declarations is named', () => {
     expect(
-      problemsOf(() =>
+      brief(problemsOf(() =>
         loadGraph({
           name: 'database',
           entry: 'Start',
@@ -75,7 +66,7 @@ describe('graph revisions', () => {
           migrations: { removed: { Serving: 'End', Running: 'End', Gone: 'Nowhere' } },
           nodes: { Start: { children: ['Serving'] }, Serving: { formerly: ['Running', 'End', 'bad name'], children: ['End'] }, End: { formerly: ['Running'] } },
         }),
-      ),
+      )),
     ).toEqual([
       'formerly-conflict:End',
       'formerly-conflict:Serving',

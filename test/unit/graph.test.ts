@@ -10,20 +10,9 @@ import {
   loadGraph,
   renderMermaid,
   type Graph,
-  type GraphProblem,
 } from '../../src/graph/index.ts';
+import { brief, problemsOf } from '../fixtures/graph-problems.ts';
 
-function problemsOf(load: () => unknown): GraphProblem[] {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GraphDefinitionError);
-    return [...(error as GraphDefinitionError).problems];
-  }
-  throw new Error('expected a GraphDefinitionError');
-}
-
-const brief = (problems: GraphProblem[]) => problems.map((p) => `${p.code}:${p.node ?? ''}`).sort();
 
 describe('defineGraph', () => {
   test('builds nodes with children in priority order, the last as default', () => {

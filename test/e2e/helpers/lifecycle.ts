@@ -1,11 +1,13 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
-import type { LifecycleResourceRef } from '../../../src/controller/lifecycle/index.ts';
+import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../../../src/controller/lifecycle/index.ts';
+import { createLogger } from '../../../src/controller/index.ts';
+import type { Graph } from '../../../src/graph/index.ts';
 import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
-import { startNoopSidecar as startNoopSidecarFor } from '../../../sidecar/noop.ts';
+import { startNoopSidecar as startNoopSidecarFor, type NoopSidecar } from '../../../sidecar/noop.ts';
 import { applyCrd, type CrdManifest } from './crd.ts';
-import { httpStatusOf, mergePatch } from './cluster.ts';
+import { createNamespace, httpStatusOf, mergePatch } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
 export const DATABASES = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
@@ -82,4 +84,37 @@ export function waitForDatabase(kc: KubeConfig, namespace: string, name: string,
 /** Waits until the database CR is gone. */
 export function waitForGone(kc: KubeConfig, namespace: string, name: string, timeoutMs = 30_000) {
   return waitForObjectGone(databases(kc), namespace, name, timeoutMs);
+}
+
+/** An operator in this process for `graph`'s CRs in a fresh namespace, with a no-op sidecar (its `hang` nodes never end by themselves). */
+export interface LocalOperator {
+  namespace: string;
+  sidecar: NoopSidecar;
+  operator: RunningOperator;
+  stop(): Promise<void>;
+}
+
+export async function startLocalOperator(
+  kc: KubeConfig,
+  options: { graph: Graph; resource: LifecycleResourceRef; namespacePrefix: string; hang?: string[]; maxActiveOperations?: number },
+): Promise<LocalOperator> {
+  const namespace = await createNamespace(kc, options.namespacePrefix);
+  const sidecar = await startNoopSidecarFor({ graph: options.graph, ...(options.hang ? { hang: options.hang } : {}), ...(options.maxActiveOperations ? { maxActiveOperations: options.maxActiveOperations } : {}) });
+  const operator = await startOperator({
+    kubeConfig: kc,
+    graph: options.graph,
+    resource: options.resource,
+    namespace,
+    sidecar: { url: sidecar.url, token: sidecar.token },
+    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
+  });
+  return {
+    namespace,
+    sidecar,
+    operator,
+    async stop() {
+      await operator.stop();
+      await sidecar.close();
+    },
+  };
 }
