@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { GraphDefinitionError, loadGraph, type Graph } from '../graph/index.ts';
+import { GraphDefinitionError, isGraph, loadGraph, type Graph } from '../graph/index.ts';
 import { CliError, EXIT } from './errors.ts';
 
 const MODULE_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
@@ -92,20 +92,6 @@ function pickGraph(file: string, module: Record<string, unknown>, exportName: st
   // A module may also export the plain data form (what a JSON file holds).
   if (module.default !== undefined && typeof module.default === 'object') return { graph: loadGraph(module.default), file, exportName: 'default' };
   throw new CliError(EXIT.usage, `${file}: exports no Graph`, 'Export one made with defineGraph (as the default export or a named one).');
-}
-
-/** A Graph by shape: a module may import okt from another copy (a package), so no instanceof. */
-function isGraph(value: unknown): value is Graph {
-  const v = value as Partial<Graph> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof v.name === 'string' &&
-    typeof v.entry === 'string' &&
-    Array.isArray(v.nodeNames) &&
-    typeof v.node === 'function' &&
-    typeof v.toData === 'function'
-  );
 }
 
 /** The same graph made by this copy of the engine (the planner needs its own tables). */

@@ -125,7 +125,7 @@ function loadPrevious(data: GraphData): { previous: Graph<string>[]; problems: G
   const problems: GraphProblem[] = [];
   (data.previous ?? []).forEach((item, i) => {
     try {
-      const graph = item instanceof ValidGraph ? item : loadGraph(isGraphLike(item) ? item.toData() : item);
+      const graph = item instanceof ValidGraph ? item : loadGraph(isGraph(item) ? item.toData() : item);
       if (graph.name !== data.name) {
         problems.push({ code: 'previous-revision', path: ['previous', i], message: `previous[${i}]: is graph "${graph.name}", not an earlier revision of "${data.name}"` });
       } else if (previous.some((g) => g.revision === graph.revision)) {
@@ -139,8 +139,18 @@ function loadPrevious(data: GraphData): { previous: Graph<string>[]; problems: G
   return { previous, problems };
 }
 
-function isGraphLike(value: unknown): value is { toData(): unknown } {
-  return typeof value === 'object' && value !== null && typeof (value as { toData?: unknown }).toData === 'function';
+/** A Graph by shape, not instanceof: a module may make it with another copy of okt (a package). */
+export function isGraph(value: unknown): value is Graph {
+  const v = value as Partial<Graph> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.name === 'string' &&
+    typeof v.entry === 'string' &&
+    Array.isArray(v.nodeNames) &&
+    typeof v.node === 'function' &&
+    typeof v.toData === 'function'
+  );
 }
 
 /** The onDelete a definition states: the deletion child unless it is the default child anyway. */

@@ -1,4 +1,4 @@
-export { defineGraph, loadGraph, graphTable } from './graph.ts';
+export { defineGraph, loadGraph, isGraph, graphTable } from './graph.ts';
 export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf } from './graph.ts';
 export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
 export { fateOf, strandedReason } from './migrations.ts';

@@ -714,7 +714,6 @@ class StatusDraft {
     const from = { revision: this.#stored.graphRevision, state: s.state };
     if (migration.state.kind !== 'moved') s.state = migration.state.node;
     s.graphRevision = graph.revision;
-    this.onRevision = true;
     const renamed = (name: string): string => {
       const fate = fateOf(graph, name);
       return fate.kind === 'kept' || fate.kind === 'renamed' ? fate.node : name;
