@@ -8,11 +8,13 @@ import { EventNameSchema, type Reason } from '../src/sidecar-client/protocol.ts'
 import type { ActionConfig } from './config.ts';
 import { LineTail, runProcess } from './process.ts';
 
-export interface ActionContext {
+/** What an action gets. `P`: the node's parameters (the graph's and its own), e.g. `z.infer<typeof upgradeParams>`. */
+export interface ActionContext<P extends Record<string, unknown> = Record<string, unknown>> {
   operationId: string;
   graph: string;
   node: string;
-  params: Record<string, string>;
+  /** spec.params as the graph's schemas checked them (defaults filled in); {} when the graph declares none. */
+  params: P;
   /** Aborted on cancel (and on the action's timeout, for modules). */
   signal: AbortSignal;
   /** Adds a line to the operation's output tail. */
@@ -20,8 +22,8 @@ export interface ActionContext {
 }
 
 /** What a `module` action exports: events to raise (none: the node's onSuccess). */
-export type ModuleAction = (
-  context: ActionContext,
+export type ModuleAction<P extends Record<string, unknown> = Record<string, unknown>> = (
+  context: ActionContext<P>,
 ) => string | readonly string[] | undefined | void | Promise<string | readonly string[] | undefined | void>;
 
 export interface ActionOutcome {
@@ -97,7 +99,8 @@ async function runCommandAction(
   tail: LineTail,
 ): Promise<RawResult> {
   const { argv, cwd } = action.command;
-  const paramEnv = Object.fromEntries(Object.entries(context.params).map(([k, v]) => [`OKT_PARAM_${k}`, v]));
+  // A string as it is (a version, a URL), any other value as JSON; OKT_PARAMS holds them all.
+  const paramEnv = Object.fromEntries(Object.entries(context.params).map(([k, v]) => [`OKT_PARAM_${k}`, typeof v === 'string' ? v : JSON.stringify(v)]));
   const result = await runProcess(
     {
       argv,
@@ -106,6 +109,7 @@ async function runCommandAction(
         ...(process.env as Record<string, string>),
         ...action.command.env,
         ...paramEnv,
+        OKT_PARAMS: JSON.stringify(context.params),
         OKT_OPERATION_ID: context.operationId,
         OKT_GRAPH: context.graph,
         OKT_NODE: context.node,

@@ -9,6 +9,7 @@ import {
   type Operation,
   type StartOperationRequest,
 } from '../src/sidecar-client/protocol.ts';
+import { canonicalJson } from '../src/graph/index.ts';
 import { runAction, type ActionOutcome } from './actions.ts';
 import type { ActionConfig, SidecarConfig } from './config.ts';
 import {
@@ -74,9 +75,8 @@ interface Entry {
 
 const now = () => new Date().toISOString();
 
-function requestKey(graph: string, node: string, params: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : 1)));
-  return JSON.stringify([graph, node, sorted]);
+function requestKey(graph: string, node: string, params: Record<string, unknown>): string {
+  return canonicalJson([graph, node, params]);
 }
 
 export class OperationManager {

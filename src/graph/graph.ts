@@ -4,6 +4,8 @@ import { graphRevision } from './revision.ts';
 import { graphDataSchema, type GraphData, type MigrationsData, type NodeData } from './schema.ts';
 import { formatDuration } from './duration.ts';
 import { resolveGraph, type CancelPolicy, type Deadline, type ResolvedNode, type RetryPolicy } from './validate.ts';
+import { checkParams, crdParamsSchema, type JsonSchema, type ParamsChangePolicy, type ParamsCheck, type ParamsDeclaration } from './params.ts';
+import type { z } from 'zod';
 
 export interface GraphNode<S extends string = string> {
   readonly name: S;
@@ -25,6 +27,10 @@ export interface GraphNode<S extends string = string> {
   readonly formerly: readonly string[];
   /** How long a resource may stay here (counted from the transition that entered it), then the event `then` or a stall. */
   readonly deadline: Deadline<S> | undefined;
+  /** The node's own parameters, as the CRD holds them (its action also gets the graph's). */
+  readonly params: JsonSchema | undefined;
+  /** What a change of the node's parameters does while a CR rests on it. */
+  readonly onParamsChange: ParamsChangePolicy;
 }
 
 export interface Graph<S extends string = string> extends MigrationSource {
@@ -40,6 +46,8 @@ export interface Graph<S extends string = string> extends MigrationSource {
   readonly formerNames: ReadonlyMap<string, S>;
   /** The earlier revisions still served (their CRs stay there under the Manual policy), newest first. */
   readonly previous: readonly Graph<string>[];
+  /** The parameters every node's action gets, as the CRD holds them. */
+  readonly params: JsonSchema | undefined;
   node(name: S): GraphNode<S>;
   has(name: string): name is S;
   /** Plain, JSON-able data; loadGraph(graph.toData()) gives an equal graph. */
@@ -75,7 +83,17 @@ export interface NodeDefinition<S extends string> {
    * stalls with the reason DeadlineExceeded.
    */
   readonly deadline?: { readonly after: string | number; readonly then?: NoInfer<S> };
+  /** This node's own parameters (its action also gets the graph's): a zod object schema, e.g. z.object({ version: z.string() }). */
+  readonly params?: ParamsDefinition;
+  /**
+   * A change of this node's parameters (its own and the graph's) while a CR rests on it: 'NextTransition'
+   * (default) does nothing until the CR moves; 'Rerun' runs its action again, under a new operation id.
+   */
+  readonly onParamsChange?: ParamsChangePolicy;
 }
+
+/** Parameters as a graph declares them: a zod 4 object schema, or the JSON Schema (OpenAPI 3.0) it becomes. */
+export type ParamsDefinition = z.ZodType | JsonSchema;
 
 export interface GraphDefinition<S extends string> {
   readonly name: string;
@@ -89,6 +107,8 @@ export interface GraphDefinition<S extends string> {
   };
   /** Earlier revisions this one still serves (under the Manual policy their CRs stay there until asked to move). */
   readonly previous?: readonly Graph<string>[];
+  /** The parameters every node's action gets from spec.params: a zod object schema, e.g. z.object({ replicas: z.number().int() }). */
+  readonly params?: ParamsDefinition;
 }
 
 /**
@@ -116,7 +136,7 @@ export function loadGraph(data: unknown): Graph<string> {
   const resolution = resolveGraph(parsed.data, previous.map((g) => ({ revision: g.revision, nodeNames: g.nodeNames })));
   const all = [...problems, ...(resolution.ok ? [] : resolution.problems)];
   if (!resolution.ok || all.length > 0) throw new GraphDefinitionError(parsed.data.name, all);
-  return new ValidGraph(parsed.data, resolution.entry, resolution.nodes, previous);
+  return new ValidGraph(parsed.data, resolution.entry, resolution.nodes, previous, resolution.params);
 }
 
 /** The earlier revisions a graph declares: Graphs (defineGraph) or their plain data, each valid and of the same name. */
@@ -188,14 +208,16 @@ class ValidGraph implements Graph<string> {
   readonly migrations: Migrations;
   readonly formerNames: ReadonlyMap<string, string>;
   readonly previous: readonly Graph<string>[];
+  readonly params: JsonSchema | undefined;
   readonly #nodes: ReadonlyMap<string, GraphNode<string>>;
 
-  constructor(data: GraphData, entry: string, resolved: readonly ResolvedNode[], previous: readonly Graph<string>[]) {
+  constructor(data: GraphData, entry: string, resolved: readonly ResolvedNode[], previous: readonly Graph<string>[], params: ParamsDeclaration | undefined) {
     this.name = data.name;
     this.description = data.description ?? '';
     this.entry = entry;
     this.nodeNames = Object.freeze(resolved.map((n) => n.name));
-    this.revision = graphRevision(data.name, entry, resolved);
+    this.revision = graphRevision(data.name, entry, resolved, params);
+    this.params = params?.schema;
     this.migrations = Object.freeze({
       policy: data.migrations?.policy ?? 'Automatic',
       removed: new Map<string, RemovedNode>(Object.entries(data.migrations?.removed ?? {})),
@@ -218,11 +240,14 @@ class ValidGraph implements Graph<string> {
           deletionChild: n.deletionChild,
           formerly: Object.freeze([...n.formerly]),
           deadline: n.deadline === undefined ? undefined : Object.freeze({ ...n.deadline }),
+          params: n.params?.schema,
+          onParamsChange: n.onParamsChange,
         });
         return [n.name, node];
       }),
     );
     tables.set(this, buildTable(this.nodeNames, entry, resolved));
+    declaredParams.set(this, { graph: params, nodes: new Map(resolved.map((n) => [n.name, n.params])) });
     Object.freeze(this);
   }
 
@@ -254,10 +279,13 @@ class ValidGraph implements Graph<string> {
       if (node.deadline !== undefined) {
         data.deadline = { after: formatDuration(node.deadline.afterMs), ...(node.deadline.then === undefined ? {} : { then: node.deadline.then }) };
       }
+      if (node.params !== undefined) data.params = node.params;
+      if (node.onParamsChange !== 'NextTransition') data.onParamsChange = node.onParamsChange;
       return data;
     });
     const out: { -readonly [K in keyof GraphData]: GraphData[K] } = { name: this.name, entry: this.entry, nodes };
     if (this.description !== '') out.description = this.description;
+    if (this.params !== undefined) out.params = this.params;
     const migrations: { -readonly [K in keyof MigrationsData]: MigrationsData[K] } = {};
     if (this.migrations.policy !== 'Automatic') migrations.policy = this.migrations.policy;
     if (this.migrations.removed.size > 0) migrations.removed = Object.fromEntries(this.migrations.removed);
@@ -265,6 +293,30 @@ class ValidGraph implements Graph<string> {
     if (this.previous.length > 0) out.previous = this.previous.map((g) => g.toData());
     return out;
   }
+}
+
+/** The parameter declarations of a graph made by defineGraph/loadGraph, with the validators its data form leaves out. */
+const declaredParams = new WeakMap<Graph<string>, { graph: ParamsDeclaration | undefined; nodes: ReadonlyMap<string, ParamsDeclaration | undefined> }>();
+
+function paramsDeclarations(graph: Graph<string>) {
+  const declared = declaredParams.get(graph);
+  if (declared === undefined) throw new TypeError('not a graph made by defineGraph or loadGraph');
+  return declared;
+}
+
+/**
+ * The parameters the action of `node` gets from a CR's spec.params (the graph's and the node's own),
+ * checked by their zod schemas, defaults filled in; undefined when neither declares any.
+ */
+export function nodeParams(graph: Graph<string>, node: string, given: Record<string, unknown> | undefined): ParamsCheck | undefined {
+  const declared = paramsDeclarations(graph);
+  return checkParams(declared.graph, declared.nodes.get(node), given);
+}
+
+/** The schema of the CRD's spec.params: every parameter the graph and its nodes declare; undefined when none does. */
+export function paramsSchema(graph: Graph<string>): JsonSchema | undefined {
+  const declared = paramsDeclarations(graph);
+  return crdParamsSchema({ params: declared.graph }, [...declared.nodes.values()].map((params) => ({ params })));
 }
 
 function buildTable(names: readonly string[], entry: string, resolved: readonly ResolvedNode[]): GraphTable {

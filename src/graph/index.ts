@@ -1,5 +1,8 @@
-export { defineGraph, loadGraph, isGraph, graphTable } from './graph.ts';
-export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf } from './graph.ts';
+export { defineGraph, loadGraph, isGraph, graphTable, nodeParams, paramsSchema } from './graph.ts';
+export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf, ParamsDefinition } from './graph.ts';
+export { PARAM_NAME, PARAM_NAME_RULE } from './params.ts';
+export { canonicalJson } from './canonical-json.ts';
+export type { JsonSchema, ParamsChangePolicy, ParamsCheck, ParamsProblem } from './params.ts';
 export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
 export { fateOf, strandedReason } from './migrations.ts';
 export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSource } from './migrations.ts';

@@ -28,7 +28,9 @@ export type GraphProblemCode =
   | 'invalid-deadline'
   | 'unknown-deadline-child'
   | 'deadline-on-entry'
-  | 'deadline-on-leaf';
+  | 'deadline-on-leaf'
+  | 'invalid-params'
+  | 'params-conflict';
 
 /** One thing wrong with a graph definition. `path` locates it in the plain-data form. */
 export interface GraphProblem {

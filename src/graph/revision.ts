@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+import type { ParamsDeclaration } from './params.ts';
 import type { CancelPolicy, ResolvedNode } from './validate.ts';
 
 /** The digits of a revision: 64 bits of sha256, plenty to tell a kind's revisions apart, short enough to read. */
@@ -9,7 +11,7 @@ const REVISION_HEX_DIGITS = 16;
  * defaults filled in). Descriptions, `formerly`, migrations and earlier revisions are left out: they
  * change no CR's course, so editing them makes no new revision.
  */
-export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[]): string {
+export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[], params: ParamsDeclaration | undefined): string {
   const behaviour = [...nodes]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((n) => [
@@ -21,9 +23,11 @@ export function graphRevision(name: string, entry: string, nodes: readonly Resol
       n.deletionChild ?? null,
       // Only when declared: a graph without deadlines keeps the revision it had before they existed.
       ...(n.deadline === undefined ? [] : [[n.deadline.afterMs, n.deadline.then ?? null]]),
+      // Parameters (what the CRD holds and an action gets) and their policy, likewise only when declared.
+      ...(n.params === undefined && n.onParamsChange === 'NextTransition' ? [] : [[canonicalJson(n.params?.schema ?? null), n.onParamsChange]]),
     ]);
-  const canonical = JSON.stringify([name, entry, behaviour]);
-  return createHash('sha256').update(canonical).digest('hex').slice(0, REVISION_HEX_DIGITS);
+  const text = JSON.stringify([name, entry, behaviour, ...(params === undefined ? [] : [canonicalJson(params.schema)])]);
+  return createHash('sha256').update(text).digest('hex').slice(0, REVISION_HEX_DIGITS);
 }
 
 /** A node cancelled on nothing hashes as `false`, as before the policy had cases: graphs without it keep their revision. */

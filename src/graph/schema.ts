@@ -21,6 +21,10 @@ const nodeBody = {
   formerly: z.array(z.string()).optional(),
   /** How long a CR may stay on this node: `after` ('10m', '1h30m', '500ms' or milliseconds); then the event `then` (one of its children), or a stall. */
   deadline: z.strictObject({ after: z.union([z.string(), z.number()]), then: z.string().optional() }).optional(),
+  /** This node's own parameters (besides the graph's): a zod 4 object schema, or as plain data the JSON Schema it becomes. */
+  params: z.unknown().optional(),
+  /** A change of the node's parameters while a CR rests on it: NextTransition (default) does nothing now, Rerun runs its action again. */
+  onParamsChange: z.enum(['NextTransition', 'Rerun']).optional(),
 };
 
 /** Where the CRs on a node that a new revision removed go: another node, or nowhere (`refuse`, with the reason). */
@@ -47,6 +51,8 @@ export const graphDataSchema = z
       ),
     ]),
     migrations: migrationsSchema.optional(),
+    /** The parameters every node's action gets (spec.params): a zod 4 object schema, or as plain data the JSON Schema it becomes. */
+    params: z.unknown().optional(),
     /** Earlier revisions still served (each a graph of the same name, as plain data), newest first. */
     previous: z.array(z.unknown()).optional(),
   });

@@ -1,5 +1,6 @@
 import { parseDuration } from './duration.ts';
 import { checkMigrations } from './migrations.ts';
+import { checkParamsConflicts, readParams, type ParamsChangePolicy, type ParamsDeclaration } from './params.ts';
 import { conditionTypeProblem, nodeConditionType, RESERVED_NAMES } from './names.ts';
 import type { GraphProblem } from './problems.ts';
 import type { GraphData } from './schema.ts';
@@ -16,6 +17,9 @@ export interface ResolvedNode {
   readonly deletionChild: string | undefined;
   readonly formerly: readonly string[];
   readonly deadline: Deadline | undefined;
+  /** The node's own parameters (its action also gets the graph's). */
+  readonly params: ParamsDeclaration | undefined;
+  readonly onParamsChange: ParamsChangePolicy;
 }
 
 /** How long a resource may stay on a node, and where it goes then (`then`, a child) or, without one, that it stalls. */
@@ -54,7 +58,7 @@ export function cancelNote(policy: CancelPolicy): string | undefined {
 export const DEFAULT_RETRY_BACKOFF_MS = 1_000;
 
 export type Resolution =
-  | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[] }
+  | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[]; readonly params: ParamsDeclaration | undefined }
   | { readonly ok: false; readonly problems: readonly GraphProblem[] };
 
 /**
@@ -149,11 +153,13 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
 
   // A loop of default children that reaches no leaf at all is a trap, already reported.
   checkPolicies(data, entry, isLeaf, report, !problems.some((p) => p.code === 'trap'));
+  const params = resolveParams(data, entry, isLeaf, report);
 
   if (problems.length > 0 || entry === undefined) return { ok: false, problems };
   return {
     ok: true,
     entry: data.nodes[entry]?.name ?? '',
+    params: params.get(undefined),
     nodes: data.nodes.map((node) => ({
       name: node.name,
       description: node.description ?? '',
@@ -164,6 +170,8 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
       deletionChild: deletionChildOf(node),
       formerly: node.formerly ?? [],
       deadline: node.deadline === undefined ? undefined : { afterMs: parseDuration(node.deadline.after) ?? 0, then: node.deadline.then },
+      params: params.get(node.name),
+      onParamsChange: node.onParamsChange ?? 'NextTransition',
     })),
   };
 }
@@ -246,6 +254,37 @@ function checkDeadline(
   if (then !== undefined && !children.includes(then)) {
     report('unknown-deadline-child', name, [...where, 'then'], `node "${name}": deadline.then "${then}" is not one of its children`);
   }
+}
+
+/**
+ * The graph's parameters and each node's (key undefined: the graph's), each one checked to become a
+ * CRD schema; a node's own parameters and onParamsChange need an action, and onParamsChange parameters.
+ */
+function resolveParams(
+  data: GraphData,
+  entry: number | undefined,
+  isLeaf: (i: number) => boolean,
+  report: (code: GraphProblem['code'], node: string | undefined, path: PropertyKey[], message: string) => void,
+): Map<string | undefined, ParamsDeclaration> {
+  const declarations = new Map<string | undefined, ParamsDeclaration>();
+  const graphParams = data.params === undefined ? undefined : readParams(data.params, { path: ['params'] }, report);
+  if (graphParams !== undefined) declarations.set(undefined, graphParams);
+  data.nodes.forEach((node, i) => {
+    const place = i === entry ? 'the entry node' : isLeaf(i) ? 'a leaf' : undefined;
+    if (node.params !== undefined) {
+      if (place !== undefined) report('policy-without-action', node.name, ['nodes', i, 'params'], `node "${node.name}": params go to a node's action, and ${place} has none`);
+      const own = readParams(node.params, { node: node.name, path: ['nodes', i, 'params'] }, report);
+      if (own !== undefined && !declarations.has(node.name)) declarations.set(node.name, own);
+    }
+    if (node.onParamsChange === undefined) return;
+    const where = ['nodes', i, 'onParamsChange'];
+    if (place !== undefined) report('policy-without-action', node.name, where, `node "${node.name}": onParamsChange applies to a node's action, and ${place} has none`);
+    else if (data.params === undefined && node.params === undefined) {
+      report('invalid-params', node.name, where, `node "${node.name}": onParamsChange applies to parameters, and neither the graph nor the node declares any`);
+    }
+  });
+  checkParamsConflicts(data, declarations, report);
+  return declarations;
 }
 
 /** The entry node's index: the declared one, or else the only node nothing points to. */

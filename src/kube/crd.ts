@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadGraph, type Graph } from '../graph/index.ts';
+import { loadGraph, paramsSchema, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
 
@@ -79,6 +79,14 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const desiredState = (spec.properties as Record<string, JsonSchema>).desiredState!;
   desiredState.enum = desiredStateNames(graph);
   desiredState.description = `The node of the "${graph.name}" graph the application should reach (a former name of a node stands for it).`;
+  const params = paramsSchema(graph);
+  const specFields = spec.properties as Record<string, JsonSchema>;
+  if (params === undefined) delete specFields.params;
+  else {
+    specFields.params = { ...params, description: `The parameters of the "${graph.name}" graph's actions: the graph's own, and each node's.` };
+    // A graph parameter without a default is required: so is the object that holds it.
+    if (params.required !== undefined) spec.required = [...((spec.required as string[] | undefined) ?? []), 'params'];
+  }
   const status = structural(z.toJSONSchema(lifecycleStatusSchema, { target: 'openapi-3.0' }));
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
   // must take it. The operator's own parse still requires every field of a status that has a state.

@@ -27,6 +27,8 @@ export const lifecycleSpecSchema = z.object({
   eventSink: z.url().optional(),
   /** A change of this value runs the current node's failed action again, under a new operation id. */
   retry: z.string().max(63).optional(),
+  /** The parameters of the nodes' actions; the CRD gives this field the graph's schema (see paramsSchema). */
+  params: z.record(z.string(), z.unknown()).optional(),
 });
 export type LifecycleSpec = z.infer<typeof lifecycleSpecSchema>;
 
@@ -55,6 +57,10 @@ export const operationStatusSchema = z.object({
   desiredAtStart: z.string().optional(),
   /** The node spec.desiredState moved to when its cancellation was asked (its node is cancellable on a change of mind). */
   cancelRequestedFor: z.string().optional(),
+  /** The parameters it was started with (its node's and the graph's, defaults filled in), when the graph declares any. */
+  params: z.record(z.string(), z.unknown()).optional(),
+  /** `retries` of the first run under these parameters (a run for changed parameters): the retry policy counts runs from there. */
+  paramsSince: z.number().int().positive().optional(),
 });
 export type OperationStatus = z.infer<typeof operationStatusSchema>;
 

@@ -2,7 +2,7 @@
 // client (src/sidecar-client) both validate against, so that the two cannot drift.
 // sidecar/openapi.yaml is generated from these schemas (test/unit/sidecar-openapi.test.ts checks it).
 import { z } from 'zod';
-import { DEFAULT_STATE, conditionTypeProblem } from '../graph/index.ts';
+import { DEFAULT_STATE, PARAM_NAME, PARAM_NAME_RULE, conditionTypeProblem } from '../graph/index.ts';
 
 export const PROTOCOL_VERSION = 'v1';
 export const API_PREFIX = `/${PROTOCOL_VERSION}`;
@@ -36,9 +36,16 @@ export const OperationIdSchema = z
     'an operation id of 1-128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit',
   )
   .describe('Chosen by the caller (the operator derives it from the CR uid and transition number).');
-export const ParamNameSchema = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a parameter name of 1-63 letters, digits or "_", not starting with a digit');
+export const ParamNameSchema = z.string().regex(PARAM_NAME, PARAM_NAME_RULE);
+/** The most a request's params may weigh, as JSON. */
+export const MAX_PARAMS_BYTES = 65_536;
+/** Parameter name -> any JSON value (a CR's spec.params, checked by the graph's schema). */
+export const ParamsSchema = z
+  .record(ParamNameSchema, z.unknown())
+  .superRefine((params, ctx) => {
+    const size = Buffer.byteLength(JSON.stringify(params));
+    if (size > MAX_PARAMS_BYTES) ctx.addIssue({ code: 'custom', message: `params weigh ${size} bytes as JSON, more than ${MAX_PARAMS_BYTES}` });
+  });
 export const TimestampSchema = z.iso.datetime();
 export const EpochSchema = z
   .string()
@@ -52,10 +59,11 @@ export const StartOperationRequestSchema = z
   .strictObject({
     node: NodeNameSchema,
     graph: GraphNameSchema.optional().describe('Optional when the sidecar serves exactly one graph.'),
-    params: z
-      .record(ParamNameSchema, z.string().max(4096))
-      .optional()
-      .describe('Passed to command actions as environment variables OKT_PARAM_<NAME>, to modules as context.params.'),
+    params: ParamsSchema.optional().describe(
+      'JSON values, at most 64 KiB in all. Passed to command actions as environment variables OKT_PARAM_<NAME> ' +
+        '(a string as it is, any other value as JSON) and OKT_PARAMS (all of them, as JSON), to http actions in the body, ' +
+        'to modules as context.params.',
+    ),
     epoch: EpochSchema.optional().describe(
       "A precondition: start only if this is the sidecar's epoch (else 409 epoch-mismatch, nothing recorded).",
     ),
@@ -100,7 +108,7 @@ export const OperationSchema = z.object({
   epoch: EpochSchema.describe('The epoch of the sidecar that answers (it remembers this operation).'),
   graph: GraphNameSchema,
   node: NodeNameSchema,
-  params: z.record(ParamNameSchema, z.string()),
+  params: z.record(ParamNameSchema, z.unknown()),
   phase: PhaseSchema,
   events: z.array(EventNameSchema).describe('Events raised by the action; empty until it finishes.'),
   reason: ReasonSchema.optional(),

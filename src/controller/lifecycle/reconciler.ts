@@ -254,6 +254,7 @@ export class LifecycleController {
       try {
         const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
         if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
+        if (start.params !== undefined) params.params = start.params;
         await resolved.client.startOperation(start.id, params);
         this.#refusals.delete(key);
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
@@ -380,7 +381,8 @@ export class LifecycleController {
   async #rerun(client: SidecarClient, operation: NonNullable<LifecycleStatus['operation']>, epoch: string, ctx: ReconcileContext): Promise<SidecarView> {
     const attempt = (operation.attempts ?? 1) + 1;
     try {
-      const seen = await client.startOperation(operation.id, { node: operation.node, graph: this.#model.graph.name, epoch, rerun: true, attempt });
+      const params = operation.params === undefined ? {} : { params: operation.params };
+      const seen = await client.startOperation(operation.id, { node: operation.node, graph: this.#model.graph.name, epoch, rerun: true, attempt, ...params });
       ctx.log.warn({ operation: operation.id, node: operation.node, from: operation.epoch, epoch, attempt }, 'the sidecar that held the operation lost it: its idempotent action runs again');
       return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
     } catch (error) {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { fateOf, formatDuration, nodeConditionType, type Deadline, type Graph } from '../../graph/index.ts';
+import { fateOf, formatDuration, nodeConditionType, nodeParams, type Deadline, type Graph } from '../../graph/index.ts';
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
 import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner, type RecordedPosition } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
@@ -124,7 +124,7 @@ export interface StepEffects {
   /** The new status, written with the resourceVersion the step was computed from; absent: no write. */
   status?: LifecycleStatus | Pick<LifecycleStatus, 'conditions'>;
   /** Start (idempotently) this operation on the sidecar of this epoch, only after the status write succeeded. */
-  startOperation?: { id: string; node: string; epoch?: string };
+  startOperation?: { id: string; node: string; epoch?: string; params?: Record<string, unknown> };
   /** Cancel this running operation (a deletion, or a change of spec.desiredState, at a node cancellable on it): asked at every look while it holds, sent once by the reconciler. */
   cancelOperation?: string;
   /** The application sits on a leaf with every event delivered (or deletion is abandoned): end the resource's life. */
@@ -169,6 +169,10 @@ export const REASONS = {
   entered: 'Entered',
   left: 'Left',
   deadlineExceeded: 'DeadlineExceeded',
+  /** spec.params do not fit the schema of the node whose action would start. */
+  invalidParams: 'InvalidParams',
+  /** The reason of an action started again because its node's parameters changed (onParamsChange: Rerun). */
+  paramsChanged: 'ParamsChanged',
 } as const;
 
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
@@ -331,7 +335,9 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
     // A collected event naming the node's own self-loop child outranked the planned one: that decision
     // stays, the events are used up, and the next one moves on.
     if (current !== desired) return { ...work.waiting(REASONS.progressing, `on the way from ${current} to ${desired}`), again: true };
-    return work.converge(resource, graph.node(desired).isLeaf);
+    const operation = work.status.operation;
+    const rerun = operation === undefined ? undefined : rerunForParams(input, work, operation);
+    return rerun ?? work.converge(resource, graph.node(desired).isLeaf);
   }
   return work.move(next, events, input);
 }
@@ -364,8 +370,11 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
   if (overdue === undefined && retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
   if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
   if (overdue !== undefined) return stallAtDeadline(work, overdue);
+  const rerun = rerunForParams(input, work, operation);
+  if (rerun !== undefined) return rerun;
   const interrupted = operation.reason === 'Interrupted';
-  const runs = (operation.retries ?? 0) + 1;
+  // Runs under the current parameters: a run for changed parameters starts the count again.
+  const runs = (operation.retries ?? 0) - (operation.paramsSince ?? 0) + 1;
   if (!interrupted && node.retry !== undefined && runs < node.retry.attempts) {
     const backoff = Math.min(node.retry.backoffMs * 2 ** (runs - 1), MAX_RETRY_BACKOFF_MS);
     const due = Date.parse(operation.finishedAt ?? input.now) + backoff;
@@ -375,6 +384,25 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
     return { ...work.waiting(REASONS.actionRetrying, message), requeueAfterMs: wait };
   }
   return work.stall(interrupted ? REASONS.interrupted : REASONS.actionFailed, failureMessage(operation, runs, input.resource.deleting));
+}
+
+/**
+ * The node's action run again because its parameters changed since it started, when its node says
+ * `onParamsChange: Rerun`. An operation started before the graph declared parameters recorded none:
+ * they apply from its next run.
+ */
+function rerunForParams(input: StepInput, work: StatusDraft, operation: OperationStatus): StepEffects | undefined {
+  const { graph } = input.model;
+  if (operation.params === undefined || !graph.has(operation.node) || graph.node(operation.node).onParamsChange !== 'Rerun') return undefined;
+  const now = nodeParams(graph, operation.node, input.resource.spec.params);
+  if (now === undefined || (now.ok && isDeepStrictEqual(now.params, operation.params))) return undefined;
+  const changed = now.ok ? changedParams(operation.params, now.params) : [];
+  return work.retry(operation, input, `spec.params changed${changed.length > 0 ? ` (${changed.join(', ')})` : ''}`, { reason: REASONS.paramsChanged, paramsChanged: true });
+}
+
+/** The names of the parameters whose values differ between two sets. */
+function changedParams(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !isDeepStrictEqual(before[k], after[k])).sort();
 }
 
 /** Why and how a deleted resource's finalizer is released without driving its application down, if it is. */
@@ -525,7 +553,7 @@ function cancelledForChangeOfMind(operation: OperationStatus, deleting: boolean)
 function migrateInto(input: StepInput, work: StatusDraft, migration: Extract<MigrationPrediction, { kind: 'migrates' }>): StepEffects {
   if (input.resource.spec.paused === true && !input.resource.deleting) return work.waiting(REASONS.paused, `${PAUSED_MESSAGE}; its migration waits too`);
   const into = migration.state.node;
-  const waiting = work.cannotCommit(input, input.model.graph.node(into).hasAction);
+  const waiting = work.cannotCommit(input, input.model.graph.node(into).hasAction ? into : undefined, `enter ${into}`);
   if (waiting !== undefined) return waiting;
   work.migrate(migration);
   work.consumeObserved(input.sidecar);
@@ -659,7 +687,8 @@ class StatusDraft {
 
   /** Starts an operation committed earlier, on the sidecar it was committed with; a refusal is said in the conditions. */
   startCommitted(operation: OperationStatus, epoch: string, refusal: StartRefusal | undefined): StepEffects {
-    const start = { id: operation.id, node: operation.node, epoch: operation.epoch ?? epoch };
+    // The parameters it was committed with: the same id with others would be another operation.
+    const start = startOf(operation, operation.epoch ?? epoch);
     if (refusal === undefined || refusal.operation !== operation.id) return { ...this.writeIfChanged(), startOperation: start, poll: true };
     const effects = refusal.stall ? this.stall(refusal.reason, refusal.message) : this.waiting(refusal.reason, refusal.message);
     return { ...effects, startOperation: start, requeueAfterMs: refusal.retryAfterMs };
@@ -696,7 +725,7 @@ class StatusDraft {
 
   /** A transition to `next` (backpressure and a missing sidecar may make it wait). */
   move(next: string, events: string[], input: StepInput, cause?: TransitionCause): StepEffects {
-    const waiting = this.cannotCommit(input, input.model.graph.node(next).hasAction);
+    const waiting = this.cannotCommit(input, input.model.graph.node(next).hasAction ? next : undefined, `enter ${next}`);
     if (waiting !== undefined) return waiting;
     this.consumeObserved(input.sidecar);
     return this.transition(next, events, input, cause);
@@ -740,31 +769,46 @@ class StatusDraft {
     });
   }
 
-  /** Runs the failed action of the current node again, under the next operation id. */
-  retry(operation: OperationStatus, input: StepInput, why: string): StepEffects {
-    const waiting = this.cannotCommit(input, true);
+  /** Runs the action of the current node again (it failed, or its parameters changed), under the next operation id. */
+  retry(operation: OperationStatus, input: StepInput, why: string, how: { reason: string; paramsChanged?: boolean } = { reason: REASONS.actionRetrying }): StepEffects {
+    const node = operation.node;
+    const waiting = this.cannotCommit(input, node, `run the action of ${node} again`);
     if (waiting !== undefined) return waiting;
     const s = this.status;
     const retries = (operation.retries ?? 0) + 1;
-    const next: OperationStatus = { id: operationId(input.resource.uid, s.transition, retries), node: operation.node, phase: 'Pending', startedAt: this.#now, retries, desiredAtStart: this.desired };
+    const next: OperationStatus = { id: operationId(input.resource.uid, s.transition, retries), node, phase: 'Pending', startedAt: this.#now, retries, desiredAtStart: this.desired };
     const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
     next.epoch = epoch;
     if (input.resource.spec.retry !== undefined) next.retry = input.resource.spec.retry;
+    const params = this.#paramsOf(node, input);
+    if (params !== undefined) next.params = params;
+    const since = how.paramsChanged ? retries : operation.paramsSince;
+    if (since !== undefined) next.paramsSince = since;
     s.operation = next;
-    const node = operation.node;
-    this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, node, { ...this.#data(node, node, []), operation: summary(next), reason: REASONS.actionRetrying, message: why });
+    this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, node, { ...this.#data(node, node, []), operation: summary(next), reason: how.reason, message: why });
     if (node === this.desired) this.#readiness(false, REASONS.actionRunning, `${node}: its action runs again (${why})`);
     else this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}; its action runs again (${why})`);
-    return { status: this.#pruned(), startOperation: { id: next.id, node, epoch }, poll: true };
+    return { status: this.#pruned(), startOperation: startOf(next, epoch), poll: true };
   }
 
-  /** What keeps a commit from being written now: a full outbox, or no sidecar to start its action on. */
-  cannotCommit(input: StepInput, startsAction: boolean): StepEffects | undefined {
+  /**
+   * What keeps a commit from being written now: a full outbox, or, when it starts the action of
+   * `actionOf`, parameters that do not fit that node or no sidecar to start it on. `goal` says what the
+   * commit would do, for the message.
+   */
+  cannotCommit(input: StepInput, actionOf: string | undefined, goal: string): StepEffects | undefined {
     if (this.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
       const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
       return { ...this.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
     }
-    if (startsAction && input.sidecar.kind === 'unavailable') {
+    if (actionOf === undefined) return undefined;
+    const params = nodeParams(input.model.graph, actionOf, input.resource.spec.params);
+    if (params !== undefined && !params.ok) {
+      const problems = params.problems.map((p) => `${p.field}: ${p.reason}`).join('; ');
+      const release = input.resource.deleting ? `, or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+      return this.stall(REASONS.invalidParams, `spec.params do not fit the parameters of ${actionOf} (${problems}); set spec.params to values they accept to ${goal}${release}`);
+    }
+    if (input.sidecar.kind === 'unavailable') {
       // An action is committed with the epoch of the sidecar that will run it: no commit without one.
       return { ...this.waiting(REASONS.sidecarUnavailable, `the next node's action needs the sidecar: ${input.sidecar.message}`), poll: true };
     }
@@ -793,6 +837,8 @@ class StatusDraft {
       const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
       s.operation = { id: operationId(input.resource.uid, s.transition), node: next, phase: 'Pending', startedAt: this.#now, epoch, desiredAtStart: desired };
       if (input.resource.spec.retry !== undefined) s.operation.retry = input.resource.spec.retry;
+      const params = this.#paramsOf(next, input);
+      if (params !== undefined) s.operation.params = params;
       this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: summary(s.operation) });
     } else {
       delete s.operation;
@@ -805,7 +851,7 @@ class StatusDraft {
     }
     const reason = next === desired ? REASONS.actionRunning : REASONS.progressing;
     this.#readiness(false, reason, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
-    if (s.operation !== undefined) return { status: this.#pruned(), startOperation: { id: s.operation.id, node: next, epoch: s.operation.epoch ?? '' }, poll: true };
+    if (s.operation !== undefined) return { status: this.#pruned(), startOperation: startOf(s.operation, s.operation.epoch ?? ''), poll: true };
     return { status: this.#pruned(), again: true };
   }
 
@@ -875,6 +921,12 @@ class StatusDraft {
     return outbox.length > 0 ? { ...written, outbox } : written;
   }
 
+  /** The checked parameters of `node`'s action (cannotCommit refused a commit with wrong ones). */
+  #paramsOf(node: string, input: StepInput): Record<string, unknown> | undefined {
+    const params = nodeParams(input.model.graph, node, input.resource.spec.params);
+    return params?.ok ? params.params : undefined;
+  }
+
   #readiness(ready: boolean, reason: string, message: string): void {
     this.#set(READY, ready ? 'True' : 'False', reason, message);
     this.#set(RECONCILING, ready ? 'False' : 'True', reason, message);
@@ -906,6 +958,13 @@ class StatusDraft {
     const entry: OutboxEntry = { sequence: s.sequence, type, time: this.#now, subject, data: { ...data } };
     s.outbox = [...(s.outbox ?? []), entry];
   }
+}
+
+/** How the reconciler starts an operation: with the parameters it was committed with. */
+function startOf(operation: OperationStatus, epoch: string): NonNullable<StepEffects['startOperation']> {
+  const start: NonNullable<StepEffects['startOperation']> = { id: operation.id, node: operation.node, epoch };
+  if (operation.params !== undefined) start.params = operation.params;
+  return start;
 }
 
 function summary(operation: OperationStatus): NonNullable<LifecycleEventData['operation']> {
