@@ -1,6 +1,6 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import { cancelPolicyText, formatDuration, type GraphDiff, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
+import { cancelPolicyText, formatDuration, type GraphDiff, type JsonSchema, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -17,6 +17,7 @@ export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
     ...diff.nodes.renamed.map(({ from: before, to: after }) => c.yellow(`~ node ${before} -> ${after} (renamed)`)),
     ...(diff.entry === undefined ? [] : [c.yellow(`~ entry ${diff.entry.before} -> ${diff.entry.after}`)]),
     ...(diff.policy === undefined ? [] : [c.yellow(`~ migration policy ${diff.policy.before} -> ${diff.policy.after}`)]),
+    ...(diff.params === undefined ? [] : [c.yellow(`~ graph params ${describeParamsChange(diff.params)}`)]),
     ...diff.changed.map((change) => c.yellow(`~ ${change.node}: ${describeNodeChange(change)}`)),
   ];
   return `${lines.join('\n')}\n`;
@@ -51,5 +52,21 @@ function describeNodeChange(change: NodeChange): string {
   add('cancellable', change.cancellable, cancelPolicyText);
   add('onDelete', change.onDelete, value);
   add('deadline', change.deadline, (d) => (d === null ? 'none' : `${formatDuration(d.afterMs)} then ${d.then ?? 'stall'}`));
+  if (change.params !== undefined) parts.push(`params ${describeParamsChange(change.params)}`);
+  add('onParamsChange', change.onParamsChange, (policy) => policy);
   return parts.join('; ');
+}
+
+/** `{version: string, replicas?: integer} -> {...}`; a change of constraints alone says so. */
+function describeParamsChange(change: ValueChange<JsonSchema | null>): string {
+  const before = describeParams(change.before);
+  const after = describeParams(change.after);
+  return before === after ? `${after} (constraints changed)` : `${before} -> ${after}`;
+}
+
+function describeParams(schema: JsonSchema | null): string {
+  if (schema === null) return 'none';
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  const fields = Object.entries((schema.properties as Record<string, JsonSchema> | undefined) ?? {});
+  return `{${fields.map(([name, field]) => `${name}${required.has(name) ? '' : '?'}: ${String(field.type)}`).join(', ')}}`;
 }

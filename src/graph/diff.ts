@@ -4,6 +4,8 @@
 import { declaredOnDelete, type Graph, type GraphNode } from './graph.ts';
 import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
 import type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
+import { canonicalJson } from './canonical-json.ts';
+import type { JsonSchema, ParamsChangePolicy } from './params.ts';
 
 /** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
 export interface ValueChange<T> {
@@ -35,6 +37,9 @@ export interface NodeChange {
   readonly onDelete?: ValueChange<string | null>;
   /** `null`: no deadline; `then` null: the deadline stalls. */
   readonly deadline?: ValueChange<{ readonly afterMs: number; readonly then: string | null } | null>;
+  /** The node's own parameters (JSON Schema); `null`: none. */
+  readonly params?: ValueChange<JsonSchema | null>;
+  readonly onParamsChange?: ValueChange<ParamsChangePolicy>;
 }
 
 /** An old node that is no more: `fate` (fateOf the new graph) says where its CRs go: moved, refused or stranded. */
@@ -61,6 +66,8 @@ export interface GraphDiff {
   /** The entry node (the old one named as the new graph calls it). */
   readonly entry?: ValueChange<string>;
   readonly policy?: ValueChange<MigrationPolicy>;
+  /** The graph's own parameters (JSON Schema); `null`: none. */
+  readonly params?: ValueChange<JsonSchema | null>;
 }
 
 export function diffGraphs(old: Graph, next: Graph): GraphDiff {
@@ -86,7 +93,8 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
   });
   const entry = changeOf(asNew(old.entry), next.entry);
   const policy = changeOf(old.migrations.policy, next.migrations.policy);
-  const same = old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined;
+  const params = schemaChange(old.params, next.params);
+  const same = old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined && params === undefined;
   return {
     from: { graph: old.name, revision: old.revision },
     to: { graph: next.name, revision: next.revision },
@@ -95,6 +103,7 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
     changed,
     ...(entry === undefined ? {} : { entry }),
     ...(policy === undefined ? {} : { policy }),
+    ...(params === undefined ? {} : { params }),
   };
 }
 
@@ -109,12 +118,19 @@ function diffNode(old: GraphNode, next: GraphNode, asNew: (name: string) => stri
     cancellable: changeOf(old.cancellable, next.cancellable),
     onDelete: changeOf(orNull(declaredOnDelete(old)), declaredOnDelete(next) ?? null),
     deadline: changeOf(deadlineOf(old.deadline, asNew), deadlineOf(next.deadline, (name) => name)),
+    params: schemaChange(old.params, next.params),
+    onParamsChange: changeOf(old.onParamsChange, next.onParamsChange),
   };
   return { node: next.name, ...Object.fromEntries(Object.entries(fields).filter(([, change]) => change !== undefined)) };
 }
 
 function deadlineOf(deadline: Deadline | undefined, asNew: (name: string) => string): { afterMs: number; then: string | null } | null {
   return deadline === undefined ? null : { afterMs: deadline.afterMs, then: deadline.then === undefined ? null : asNew(deadline.then) };
+}
+
+/** Schemas are compared as the revision compares them: the order of their keys does not matter. */
+function schemaChange(before: JsonSchema | undefined, after: JsonSchema | undefined): ValueChange<JsonSchema | null> | undefined {
+  return canonicalJson(before ?? null) === canonicalJson(after ?? null) ? undefined : { before: before ?? null, after: after ?? null };
 }
 
 /** `children` holds the triggers first: the ordinary children are the rest. */

@@ -1,6 +1,5 @@
 import type { Graph } from './graph.ts';
-import { stallingDeadline, timeoutLabel } from './mermaid.ts';
-import { cancelNote } from './validate.ts';
+import { policyNotes, timeoutLabel } from './mermaid.ts';
 
 /**
  * A Graphviz DOT digraph (`dot -Tsvg`). Like the Mermaid diagram: the entry is marked by an arrow
@@ -24,7 +23,7 @@ export function renderDot(graph: Graph): string {
     const attributes = [`label=${quote(name)}`];
     if (node.isLeaf) attributes.push('shape=doublecircle');
     if (node.description !== '') attributes.push(`tooltip=${quote(node.description)}`);
-    const notes = [cancelNote(node.cancellable), stallingDeadline(node)].filter((note) => note !== undefined);
+    const notes = policyNotes(node);
     if (notes.length > 0) attributes.push(`xlabel=${quote(notes.join(', '))}`);
     lines.push(`  ${quote(name)} [${attributes.join(', ')}];`);
   }

@@ -19,9 +19,7 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     lines.push(`  state "${name}" as ${id.get(name)}`);
     const description = graph.node(name).description;
     if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
-    for (const note of [cancelNote(graph.node(name).cancellable), stallingDeadline(graph.node(name))]) {
-      if (note !== undefined) lines.push(`  ${id.get(name)} : ${note}`);
-    }
+    for (const note of policyNotes(graph.node(name))) lines.push(`  ${id.get(name)} : ${note}`);
   }
   lines.push(`  [*] --> ${id.get(graph.entry)}`);
   for (const name of graph.nodeNames) {
@@ -46,8 +44,20 @@ export function timeoutLabel(node: GraphNode, child: string): string {
   return node.deadline?.then === child ? ` timeout ${formatDuration(node.deadline.afterMs)}` : '';
 }
 
+/** What a diagram writes beside a node of its policies: cancellation, a deadline that stalls, its own parameters and their re-run. */
+export function policyNotes(node: GraphNode): string[] {
+  const params = Object.keys((node.params?.properties as Record<string, unknown> | undefined) ?? {});
+  const notes = [
+    cancelNote(node.cancellable),
+    stallingDeadline(node),
+    params.length > 0 ? `params ${params.join(', ')}` : undefined,
+    node.onParamsChange === 'Rerun' ? 'reruns on params change' : undefined,
+  ];
+  return notes.filter((note) => note !== undefined);
+}
+
 /** What a node whose deadline has no edge says of it: it stalls then. */
-export function stallingDeadline(node: GraphNode): string | undefined {
+function stallingDeadline(node: GraphNode): string | undefined {
   return node.deadline !== undefined && node.deadline.then === undefined ? `deadline ${formatDuration(node.deadline.afterMs)}, then stalls` : undefined;
 }
 
