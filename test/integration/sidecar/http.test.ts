@@ -80,9 +80,9 @@ describe('sidecar HTTP surface', () => {
   it('a bad id, bad params, bad query: 400 with the field', async () => {
     expectProblem(await call('PUT', '/v1/operations/-x', { headers: json, body: '{"node":"Noop"}' }), 400, 'path.id');
     expectProblem(
-      await call('PUT', '/v1/operations/a2', { headers: json, body: '{"node":"Noop","params":{"x":5}}' }),
+      await call('PUT', '/v1/operations/a2', { headers: json, body: '{"node":"Noop","params":{"no-such name":5}}' }),
       400,
-      'body.params.x',
+      'body.params.no-such name',
     );
     expectProblem(await call('GET', '/v1/operations/a2?wait=forever', { headers: auth }), 400, 'query.wait');
     expectProblem(await call('GET', '/v1/operations/a2?wait=999999', { headers: auth }), 400, 'query.wait');

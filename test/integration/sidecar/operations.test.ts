@@ -29,6 +29,7 @@ beforeAll(async () => {
   writeFileSync(
     path.join(dir, 'action.mjs'),
     `export default (ctx) => ctx.params.go ? [ctx.params.go] : undefined;
+     export const typed = (ctx) => { ctx.log('replicas+1=' + (ctx.params.replicas + 1) + ' zones=' + ctx.params.zones.join('|')); };
      export const boom = () => { throw new Error('no disk'); };`,
   );
   const sh = (script: string) => ({ argv: ['sh', '-c', script] });
@@ -42,6 +43,8 @@ beforeAll(async () => {
           Stay: { command: { argv: ['true'] }, onSuccess: [] },
           MoveOn: { command: { argv: ['true'] }, onSuccess: ['DefaultState'] },
           Env: { command: sh('echo "okt-event: $OKT_PARAM_target"; echo "node=$OKT_NODE id=$OKT_OPERATION_ID"') },
+          EnvJson: { command: sh('echo "replicas=$OKT_PARAM_replicas zones=$OKT_PARAM_zones version=$OKT_PARAM_version"; echo "all=$OKT_PARAMS"') },
+          ModuleTyped: { module: { path: 'action.mjs', export: 'typed' } },
           Fail: { command: sh('echo oops >&2; exit 3') },
           FailHandled: { command: sh('exit 4'), onFailure: 'ErrorManager' },
           BadEvent: { command: sh('echo "okt-event: not an event!"') },
@@ -68,7 +71,7 @@ afterAll(async () => {
 let counter = 0;
 const nextId = () => `op-${++counter}`;
 
-async function run(node: string, params?: Record<string, string>) {
+async function run(node: string, params?: Record<string, unknown>) {
   const id = nextId();
   const started = await app.client.startOperation(id, params ? { node, params } : { node });
   expect(started.id).toBe(id);
@@ -100,6 +103,23 @@ describe('sidecar operations', () => {
     const op = await run('Env', { target: 'Stopping' });
     expect(op.events).toEqual(['Stopping']);
     expect(op.outputTail.some((l) => /^node=Env id=op-\d+$/.test(l))).toBe(true);
+  });
+
+  it('typed params: a string as it is, any other value as JSON, all of them in OKT_PARAMS; a module gets the values', async () => {
+    const params = { replicas: 3, zones: ['a', 'b'], version: '1.2.3' };
+    const op = await run('EnvJson', params);
+    expect(op.params).toEqual(params);
+    expect(op.outputTail).toContain('replicas=3 zones=["a","b"] version=1.2.3');
+    expect(op.outputTail).toContain(`all=${JSON.stringify(params)}`);
+    expect((await run('ModuleTyped', params)).outputTail).toContain('replicas+1=4 zones=a|b');
+  });
+
+  it('the same params in another key order are the same request: a retry, no conflict', async () => {
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Noop', params: { a: { x: 1, y: 2 }, b: 'c' } });
+    const again = await app.client.startOperation(id, { node: 'Noop', params: { b: 'c', a: { y: 2, x: 1 } } });
+    expect(again.id).toBe(id);
+    expect((await app.client.waitForOperation(id)).attempts).toBe(1);
   });
 
   it('a non-zero exit fails the operation, or raises onFailure when the node declares one', async () => {
