@@ -1,7 +1,7 @@
 // The picture `okt status` prints (and writes as HTML): pure functions of a resource and its graph.
 import { deadlineOf, type NodeDeadline } from '../controller/lifecycle/step.ts';
 import type { Graph } from '../graph/index.ts';
-import { formatDuration, renderMermaid } from '../graph/index.ts';
+import { canonicalJson, formatDuration, nodeParams, renderMermaid } from '../graph/index.ts';
 import { lifecycleStatusSchema, describeIssues, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
 import { renderPath } from '../machine/index.ts';
 import { createPlanner } from '../plan/index.ts';
@@ -11,7 +11,7 @@ import type { Colors } from './output.ts';
 export interface LifecycleResource {
   kind: string;
   metadata: { name: string; namespace?: string; generation?: number; creationTimestamp?: string; deletionTimestamp?: string; uid?: string; annotations?: Record<string, string> };
-  spec?: { desiredState?: string; paused?: boolean; onLeaf?: string; sidecar?: { url?: string } };
+  spec?: { desiredState?: string; paused?: boolean; onLeaf?: string; sidecar?: { url?: string }; params?: Record<string, unknown> };
   status?: unknown;
 }
 
@@ -162,6 +162,7 @@ function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, strin
       const detail = tries.length > 0 ? `, ${tries.join(', ')}` : '';
       out.push(['operation', `${op.phase}${detail}, action of ${op.node}, ${when}${events} (id ${op.id})${op.message ? ` — ${op.message}` : ''}`]);
     }
+    if (resource.spec?.params !== undefined || op?.params !== undefined) out.push(['params', paramsFact(graph, resource.spec?.params, op)]);
     out.push(['generation', `${resource.metadata.generation ?? '-'} (observed ${status.observedGeneration}), transition ${status.transition}`]);
   } else {
     out.push(['desired', desired ?? '-']);
@@ -172,6 +173,20 @@ function facts(view: StatusView, read: ReadStatus, marks: Marks): [string, strin
   if (flags.length > 0) out.push(['note', flags.join('; ')]);
   out.push(['age', age(resource.metadata.creationTimestamp, now)]);
   return out;
+}
+
+/**
+ * spec.params, and how they stand to the current operation's: `{"replicas":4}; the action of Running
+ * ran with {"replicas":2}: it runs again with these (onParamsChange: Rerun)`.
+ */
+function paramsFact(graph: Graph, given: Record<string, unknown> | undefined, op: LifecycleStatus['operation']): string {
+  const text = JSON.stringify(given ?? {});
+  if (op?.params === undefined || !graph.has(op.node)) return text;
+  const now = nodeParams(graph, op.node, given);
+  if (now !== undefined && !now.ok) return `${text}; they do not fit ${op.node}: ${now.problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`;
+  if (now === undefined || canonicalJson(now.params) === canonicalJson(op.params)) return `${text}; the action of ${op.node} ran with them`;
+  const then = graph.node(op.node).onParamsChange === 'Rerun' ? 'it runs again with these (onParamsChange: Rerun)' : 'these apply from the next transition';
+  return `${text}; the action of ${op.node} ran with ${JSON.stringify(op.params)}: ${then}`;
 }
 
 /** `10m on Waiting, then Expired: 4m12s left`; a deadline passed says how long ago, one held off says why. */

@@ -5,6 +5,7 @@ import { reconciliationGraph } from '../../graphs/reconciliation.ts';
 import { NO_COLORS } from '../../src/cli/output.ts';
 import { age, renderStatusHtml, renderStatusText, type LifecycleResource } from '../../src/cli/status-view.ts';
 import { lifecycleStatusSchema } from '../../src/kube/lifecycle-resource.ts';
+import { brokerGraph } from '../fixtures/params-graphs.ts';
 
 const now = new Date('2025-01-01T00:10:00Z');
 const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -37,6 +38,24 @@ function database(overrides: Partial<LifecycleResource> = {}): LifecycleResource
 }
 
 describe('renderStatusText', () => {
+  it("shows spec.params and how they stand to the operation's: ran with them, or will run again, or do not fit", () => {
+    const graph = brokerGraph();
+    const broker = (params: Record<string, unknown>): LifecycleResource => ({
+      kind: 'Broker',
+      metadata: { name: 'mq', namespace: 'demo', generation: 2, creationTimestamp: ago(600) },
+      spec: { desiredState: 'Running', params },
+      status: lifecycleStatusSchema.parse({
+        state: 'Running', graphRevision: graph.revision, observedGeneration: 2, transition: 1, sequence: 3, path: ['Start', 'Running'],
+        operation: { id: 'uid-1', node: 'Running', phase: 'Succeeded', params: { replicas: 2 } }, conditions: [],
+      }),
+    });
+    const paramsLine = (params: Record<string, unknown>) => /\n +params +(.+)\n/.exec(renderStatusText({ graph, resource: broker(params), now }, NO_COLORS))?.[1];
+    expect(paramsLine({ replicas: 2 })).toBe('{"replicas":2}; the action of Running ran with them');
+    expect(paramsLine({ replicas: 4 })).toBe('{"replicas":4}; the action of Running ran with {"replicas":2}: it runs again with these (onParamsChange: Rerun)');
+    expect(paramsLine({ replicas: 0 })).toBe('{"replicas":0}; they do not fit Running: spec.params.replicas: Too small: expected number to be >=1');
+    expect(renderStatusText({ graph: databaseGraph, resource: database(), now }, NO_COLORS)).not.toMatch(/ params /);
+  });
+
   it('draws the graph as a tree with the current node, the path and the desired node marked', () => {
     const text = renderStatusText({ graph: databaseGraph, resource: database(), now }, NO_COLORS);
     const tree = text.split('\n\n')[1]!.split('\n');
