@@ -466,7 +466,7 @@ function lookAgainAtDeadline(given: StepInput, effects: StepEffects): StepEffect
   if (effects.again || effects.finish !== undefined || resource.deleting || resource.spec.paused === true) return effects;
   const status = effects.status !== undefined && 'state' in effects.status ? effects.status : resource.status;
   if (status === undefined || 'invalid' in status) return effects;
-  const graph = status.graphRevision === undefined || status.graphRevision === given.model.graph.revision ? given.model.graph : given.model.earlier.get(status.graphRevision)?.graph;
+  const graph = modelOfRevision(given.model, status.graphRevision)?.graph;
   const due = graph === undefined ? undefined : deadlineOf(graph, status);
   const left = due === undefined ? 0 : due.at - Date.parse(given.now);
   if (left <= 0) return effects;
@@ -508,8 +508,13 @@ export function recordedPosition(graph: Graph, status: LifecycleStatus | undefin
 export function servedMigration(model: LifecycleModel, at: RecordedPosition): { model: LifecycleModel; migration: MigrationPrediction } {
   const migration = predictMigration(model.graph, model.planner, at);
   if (migration.kind !== 'stays') return { model, migration };
-  const earlier = model.earlier.get(migration.revision) ?? model;
+  const earlier = modelOfRevision(model, migration.revision) ?? model;
   return { model: earlier, migration: predictMigration(earlier.graph, earlier.planner, at) };
+}
+
+/** The model that drives a resource on `revision`: the operator's own (also for none recorded), or an earlier one it serves. */
+function modelOfRevision(model: LifecycleModel, revision: string | undefined): LifecycleModel | undefined {
+  return revision === undefined || revision === model.graph.revision ? model : model.earlier.get(revision);
 }
 
 /** The node of `graph` the resource is on, or will be once its migration is done. */
