@@ -43,7 +43,12 @@ export interface KubeTransportOptions {
   requestTimeoutMs?: number;
   /** Idle time after which a kept-alive connection closes. Default 30 s. */
   keepAliveTimeoutMs?: number;
+  /** The field manager of every write that names none (its entry in managedFields). Default `okt`. */
+  fieldManager?: string;
 }
+
+/** Who okt's writes are from in an object's managedFields (the API server would say "unknown"). */
+export const DEFAULT_FIELD_MANAGER = 'okt';
 
 export interface ListOptions {
   namespace?: string;
@@ -105,6 +110,7 @@ export class KubeTransport {
   /** Watch pools replaced after a silent watch, closing once their last stream ends. */
   readonly #retiredWatchPools = new Set<Pool>();
   readonly #timeoutMs: number;
+  readonly #fieldManager: string;
   readonly #refresh: (() => Promise<ConnectionSettings>) | undefined;
   #headers: Record<string, string>;
 
@@ -122,6 +128,7 @@ export class KubeTransport {
     this.#headers = settings.headers;
     this.#refresh = refresh;
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
     const connect = { ...settings.tls, keepAlive: true, keepAliveInitialDelay: 30_000 };
     const allowH2 = options.http2 ?? true;
@@ -144,13 +151,13 @@ export class KubeTransport {
   }
 
   create<T extends KubeObject = KubeObject>(res: ResourceRef, namespace: string | undefined, body: KubeObject, opts: WriteOptions = {}): Promise<T> {
-    return this.#json<T>({ verb: 'create', method: 'POST', path: resourcePath(res, namespace), body, query: { fieldManager: opts.fieldManager } });
+    return this.#json<T>({ verb: 'create', method: 'POST', path: resourcePath(res, namespace), body, query: { fieldManager: opts.fieldManager ?? this.#fieldManager } });
   }
 
   /** PUT: the body's metadata.resourceVersion (or `opts.resourceVersion`) is the precondition. */
   replace<T extends KubeObject = KubeObject>(res: ResourceRef, namespace: string | undefined, name: string, body: KubeObject, opts: WriteOptions = {}): Promise<T> {
     const withVersion = opts.resourceVersion === undefined ? body : { ...body, metadata: { ...body.metadata, resourceVersion: opts.resourceVersion } };
-    return this.#json<T>({ verb: 'update', method: 'PUT', path: resourcePath(res, namespace, name), body: withVersion, query: { fieldManager: opts.fieldManager } });
+    return this.#json<T>({ verb: 'update', method: 'PUT', path: resourcePath(res, namespace, name), body: withVersion, query: { fieldManager: opts.fieldManager ?? this.#fieldManager } });
   }
 
   /** JSON merge patch (RFC 7386) of the object, or of a subresource such as `status`. */
@@ -165,7 +172,7 @@ export class KubeTransport {
     }
     return this.#json<T>({
       verb: 'patch', method: 'PATCH', path: resourcePath(res, namespace, name, opts.subresource), body,
-      contentType: 'application/merge-patch+json', query: { fieldManager: opts.fieldManager },
+      contentType: 'application/merge-patch+json', query: { fieldManager: opts.fieldManager ?? this.#fieldManager },
     });
   }
 
