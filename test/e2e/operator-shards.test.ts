@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { createLogger } from '../../src/controller/index.ts';
-import { shardOf, startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
+import { SHARD_KEY_LABEL, shardKeyOf, shardOf, startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
+import { waitFor } from './helpers/index.ts';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase } from './helpers/lifecycle.ts';
 
@@ -49,4 +52,28 @@ test('two shards split the CRs by uid: each CR is driven by exactly the operator
   // One transition (Start -> Running) per CR, each taken by its own shard's operator only.
   expect(await transitionsOf(operators[0]!)).toBe(perShard[0]);
   expect(await transitionsOf(operators[1]!)).toBe(perShard[1]);
+  // Each CR got its key with its finalizer, so the API server filters: each operator caches its share only.
+  for (const name of names) {
+    const db = await api.get(namespace, name);
+    expect(db.metadata.labels?.[SHARD_KEY_LABEL]).toBe(String(shardKeyOf(db.metadata.uid)));
+  }
+  for (const [index, operator] of operators.entries()) {
+    const own = created.filter((db) => shardOf(db.metadata.uid, 2) === index).map((db) => db.metadata.name).sort();
+    const cached = () => operator.lifecycle.informer.store.list().map((db) => db.metadata.name).sort();
+    await waitFor(`shard ${index} caches its own CRs only`, async () => (JSON.stringify(cached()) === JSON.stringify(own) ? true : undefined), 10_000, 20);
+    // A newcomer leaves the unlabelled view once it is labelled.
+    await waitFor(`shard ${index} holds no newcomer`, async () => (operator.lifecycle.newcomers?.store.list().length === 0 ? true : undefined), 10_000, 20);
+  }
+});
+
+test('a CR an unsharded operator already took (finalizer, no key) is labelled by the shard of its uid, then driven by it', async () => {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const ref = { group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace };
+  const body = { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name: 'older', finalizers: [LIFECYCLE_FINALIZER] }, spec: { desiredState: 'Running', onLeaf: 'Keep' } };
+  const created = (await api.createNamespacedCustomObject({ ...ref, body })) as { metadata: { uid: string } };
+  const db = await waitForDatabase(kc, namespace, 'older', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+  expect(db.metadata.labels?.[SHARD_KEY_LABEL]).toBe(String(shardKeyOf(created.metadata.uid)));
+  const owner = operators[shardOf(created.metadata.uid, 2)]!;
+  await waitFor('the owner caches it', async () => (owner.lifecycle.informer.store.list().some((o) => o.metadata.name === 'older') ? true : undefined), 10_000, 20);
+  expect(operators.filter((o) => o.lifecycle.informer.store.list().some((x) => x.metadata.name === 'older'))).toHaveLength(1);
 });

@@ -4,5 +4,5 @@ export { LifecycleController } from './reconciler.ts';
 export type { LifecycleControllerOptions, LifecycleEvents, LifecycleResourceRef, EventResource } from './reconciler.ts';
 export { startOperator } from './operator.ts';
 export type { OperatorKind, OperatorOptions, OperatorSettings, RunningOperator } from './operator.ts';
-export { parseShard, shardOf } from './shard.ts';
+export { parseShard, shardOf, shardKeyOf, SHARD_KEY_LABEL } from './shard.ts';
 export type { Shard } from './shard.ts';

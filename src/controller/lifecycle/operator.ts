@@ -120,7 +120,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     throw error;
   }
   for (const lifecycle of lifecycles) {
-    manager.addInformer(lifecycle.informer);
+    for (const informer of lifecycle.informers) manager.addInformer(informer);
     manager.addController(lifecycle.controller);
   }
   await manager.start();

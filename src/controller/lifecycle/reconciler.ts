@@ -14,7 +14,7 @@ import { Controller, type ReconcileContext, type ReconcileResult } from '../cont
 import { Informer } from '../informer.ts';
 import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
-import { shardOf, type Shard } from './shard.ts';
+import { bothSelectors, SHARD_KEY_LABEL, shardKeyOf, shardOf, shardSelector, UNKEYED_SELECTOR, type Shard } from './shard.ts';
 import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
 import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
@@ -107,7 +107,10 @@ type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
  * runs `step` between what the API server and the sidecar say and the effects it asks for.
  */
 export class LifecycleController {
+  /** The cache of this controller's CRs (with a shard, only those labelled with its shard keys). */
   readonly informer: Informer<LifecycleObject>;
+  /** With a shard: the CRs no operator has labelled yet, of which this shard takes its own and labels them. */
+  readonly newcomers: Informer<LifecycleObject> | undefined;
   readonly controller: Controller;
   readonly #options: LifecycleControllerOptions;
   readonly #model: LifecycleModel;
@@ -140,7 +143,10 @@ export class LifecycleController {
     informerOptions.resyncPeriodMs = options.resyncPeriodMs ?? 600_000;
     if (options.watchIdleTimeoutMs !== undefined) informerOptions.watchIdleTimeoutMs = options.watchIdleTimeoutMs;
     if (options.logger !== undefined) informerOptions.logger = options.logger;
-    this.informer = new Informer<LifecycleObject>(informerOptions);
+    const shard = options.shard;
+    // A shard lists and watches its own keys only: the API server filters, and the cache holds its share.
+    this.informer = new Informer<LifecycleObject>(shard === undefined ? informerOptions : { ...informerOptions, labelSelector: bothSelectors(options.labelSelector, shardSelector(shard)) });
+    this.newcomers = shard === undefined ? undefined : new Informer<LifecycleObject>({ ...informerOptions, labelSelector: bothSelectors(options.labelSelector, UNKEYED_SELECTOR) });
     const controllerOptions: ConstructorParameters<typeof Controller>[0] = {
       name: `${options.resource.plural}.${options.resource.group}`,
       reconcile: (key, ctx) => this.reconcile(key, ctx),
@@ -149,9 +155,10 @@ export class LifecycleController {
     if (options.metrics !== undefined) controllerOptions.metrics = options.metrics;
     if (options.logger !== undefined) controllerOptions.logger = options.logger;
     this.controller = new Controller(controllerOptions);
-    const shard = options.shard;
-    const enqueue = (obj: LifecycleObject) => {
-      if (shard === undefined || shardOf(obj.metadata.uid ?? '', shard.count) === shard.index) this.controller.enqueue(keyOf(obj));
+    // The shard's own cache holds its CRs only (by their label); a newcomer is taken by the shard of its uid.
+    const enqueue = (obj: LifecycleObject) => this.controller.enqueue(keyOf(obj));
+    const enqueueOwn = (obj: LifecycleObject) => {
+      if (shard === undefined || shardOf(obj.metadata.uid ?? '', shard.count) === shard.index) enqueue(obj);
     };
     this.informer.addHandler({
       onAdd: enqueue,
@@ -170,6 +177,14 @@ export class LifecycleController {
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
+    // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
+    // here is no deletion, so only adds and updates count.
+    this.newcomers?.addHandler({ onAdd: enqueueOwn, onUpdate: (_old, obj) => enqueueOwn(obj) });
+  }
+
+  /** The caches the manager starts and waits for. */
+  get informers(): Informer<LifecycleObject>[] {
+    return this.newcomers === undefined ? [this.informer] : [this.informer, this.newcomers];
   }
 
   /** The emitter delivered an event of `key`: look again if the resource was waiting for that. */
@@ -202,9 +217,15 @@ export class LifecycleController {
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
     // A CR whose sidecar the operator refuses gets no finalizer until it names one it can use: nothing
     // ran for it, so its deletion has nothing to drive down and must not wait for a fix.
-    if (!deleting && !finalizers.includes(LIFECYCLE_FINALIZER) && resolved.kind !== 'refused') {
+    const addFinalizer = !deleting && !finalizers.includes(LIFECYCLE_FINALIZER) && resolved.kind !== 'refused';
+    // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
+    const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (addFinalizer || this.#options.shard !== undefined);
+    if (addFinalizer || addKey) {
       // First sight: the finalizer goes on before anything runs, so deletion can always drive the app down.
-      obj = await this.#patchMetadata(obj, { finalizers: [...finalizers, LIFECYCLE_FINALIZER] });
+      obj = await this.#patchMetadata(obj, {
+        ...(addFinalizer ? { finalizers: [...finalizers, LIFECYCLE_FINALIZER] } : {}),
+        ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
+      });
     }
     const status = parseStatus(obj.status);
     const resource = this.#eventResource(key, obj, spec.data);
@@ -320,7 +341,7 @@ export class LifecycleController {
 
   /** The cached object, or the one this controller wrote last when the watch has not brought it yet. */
   #current(key: string): LifecycleObject | undefined {
-    const cached = this.informer.store.get(key);
+    const cached = this.informer.store.get(key) ?? this.newcomers?.store.get(key);
     const written = this.#written.get(key);
     if (cached === undefined || written === undefined) return cached;
     return isNewer(written, cached) ? written : cached;
