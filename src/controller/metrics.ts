@@ -11,7 +11,13 @@ export interface ControllerMetrics {
   readonly queueDepth: Gauge<'controller'>;
   readonly queueLatency: Histogram<'controller'>;
   readonly transitionsTotal: Counter<'graph' | 'from' | 'to'>;
+  /** How long CRs stayed on a node: observed when they leave it. */
+  readonly nodeSeconds: Histogram<'graph' | 'node'>;
+  /** Actions that ended, by outcome: observed once per operation, when its end is recorded. */
+  readonly actionDuration: Histogram<'graph' | 'node' | 'phase' | 'reason'>;
   readonly isLeader: Gauge;
+  /** Adds a source of the CRs stalled now (a lifecycle controller's cache), counted at each scrape. */
+  addStalledSource(source: () => Iterable<{ graph: string; reason: string }>): void;
 }
 
 export interface ControllerMetricsOptions {
@@ -22,6 +28,9 @@ export interface ControllerMetricsOptions {
   /** Exposed as okt_kube_api_requests_total{verb}. */
   apiCounters?: ApiCounters;
 }
+
+/** Time on a node or in an action: from a fraction of a second to a day. */
+const LIFECYCLE_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -42,8 +51,22 @@ export function createControllerMetrics(options: ControllerMetricsOptions = {}):
       },
     });
   }
+  const stalledSources: (() => Iterable<{ graph: string; reason: string }>)[] = [];
+  new Gauge({
+    name: 'okt_resources_stalled',
+    help: 'CRs whose Stalled condition is True now, by graph and reason (counted in the caches at each scrape).',
+    labelNames: ['graph', 'reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const source of stalledSources) for (const { graph, reason } of source()) this.labels(graph, reason).inc();
+    },
+  });
   return {
     registry,
+    addStalledSource: (source) => stalledSources.push(source),
+    nodeSeconds: new Histogram({ name: 'okt_node_seconds', help: 'Time a CR stayed on a node, from the transition that entered it to the one that left it.', labelNames: ['graph', 'node'], buckets: LIFECYCLE_BUCKETS, registers }),
+    actionDuration: new Histogram({ name: 'okt_action_duration_seconds', help: "Time a node's action ran (as its sidecar says), by outcome: phase Succeeded, Failed or Cancelled, and the sidecar's reason.", labelNames: ['graph', 'node', 'phase', 'reason'], buckets: LIFECYCLE_BUCKETS, registers }),
     reconcileTotal: new Counter({ name: 'okt_reconcile_total', help: 'Reconciles finished, by controller and result.', labelNames: ['controller', 'result'], registers }),
     reconcileDuration: new Histogram({ name: 'okt_reconcile_duration_seconds', help: 'Time spent in one reconcile.', labelNames: ['controller'], buckets: DURATION_BUCKETS, registers }),
     queueDepth: new Gauge({ name: 'okt_workqueue_depth', help: 'Keys waiting in the work queue (ready, not delayed).', labelNames: ['controller'], registers }),

@@ -1,6 +1,7 @@
 import type { Graph } from '../../graph/index.ts';
 import {
   LIFECYCLE_FINALIZER,
+  TERMINAL_PHASES,
   describeIssues,
   lifecycleSpecSchema,
   type LifecycleSpec,
@@ -177,9 +178,19 @@ export class LifecycleController {
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
+    options.metrics?.addStalledSource(() => this.#stalled());
     // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
     // here is no deletion, so only adds and updates count.
     this.newcomers?.addHandler({ onAdd: enqueueOwn, onUpdate: (_old, obj) => enqueueOwn(obj) });
+  }
+
+  /** The CRs of this controller whose Stalled condition is True, with its reason. */
+  *#stalled(): Iterable<{ graph: string; reason: string }> {
+    const graph = this.#model.graph.name;
+    for (const obj of this.informer.store.list()) {
+      const stalled = (obj.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === STALLED);
+      if (stalled?.status === 'True') yield { graph, reason: stalled.reason };
+    }
   }
 
   /** The caches the manager starts and waits for. */
@@ -255,18 +266,19 @@ export class LifecycleController {
     });
     if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
     else this.#awaitingDelivery.delete(key);
-    return this.#carryOut(key, obj, stored, effects, resolved, resource, ctx);
+    const seen = sidecar.kind === 'answered' && typeof sidecar.operation === 'object' ? sidecar.operation : undefined;
+    return this.#carryOut(key, obj, stored, effects, resolved, resource, seen, ctx);
   }
 
   async #carryOut(
     key: string, obj: LifecycleObject, stored: LifecycleStatus | undefined, effects: StepEffects,
-    resolved: SidecarResolution, resource: EventResource, ctx: ReconcileContext,
+    resolved: SidecarResolution, resource: EventResource, seen: SeenOperation | undefined, ctx: ReconcileContext,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
     if (effects.status !== undefined) {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
       obj = await this.#patchStatus(obj, before, effects.status);
-      if ('state' in effects.status) this.#recordTransition(stored, effects.status, ctx);
+      if ('state' in effects.status) this.#recordWrite(stored, effects.status, seen, ctx);
       if ('outbox' in effects.status && effects.status.outbox) this.#options.events?.offer(resource, effects.status.outbox);
     }
     const start = effects.startOperation;
@@ -467,10 +479,27 @@ export class LifecycleController {
     if (effects.status !== undefined) await this.#patchStatus(obj, { conditions: before }, effects.status);
   }
 
-  #recordTransition(stored: LifecycleStatus | undefined, next: LifecycleStatus, ctx: ReconcileContext): void {
+  /**
+   * The metrics and log line of a status write: a transition (and the time on the node it left), and
+   * the end of the action that ran, as its sidecar told this reconcile (the write that records the end
+   * may also start the next node's action, so the status no longer holds it).
+   */
+  #recordWrite(stored: LifecycleStatus | undefined, next: LifecycleStatus, seen: SeenOperation | undefined, ctx: ReconcileContext): void {
+    const metrics = this.#options.metrics;
+    const graph = this.#model.graph.name;
+    const running = stored?.operation;
+    if (running !== undefined && !TERMINAL_PHASES.has(running.phase) && seen !== undefined && TERMINAL_PHASES.has(seen.phase)) {
+      const seconds = secondsBetween(seen.startedAt, seen.finishedAt);
+      const node = next.operation?.id === running.id ? next.operation.node : running.node;
+      if (seconds !== undefined) metrics?.actionDuration.labels(graph, node, seen.phase, seen.reason ?? '').observe(seconds);
+    }
     const last = next.lastTransition;
     if (last === undefined || next.transition === (stored?.transition ?? 0)) return;
-    this.#options.metrics?.transitionsTotal.labels(this.#model.graph.name, last.from, last.to).inc();
+    metrics?.transitionsTotal.labels(graph, last.from, last.to).inc();
+    // The entry node was entered by no transition: its time is not counted.
+    const entered = stored?.lastTransition?.time;
+    const stayed = secondsBetween(entered, last.time);
+    if (stayed !== undefined) metrics?.nodeSeconds.labels(graph, last.from).observe(stayed);
     ctx.log.info({ from: last.from, to: last.to, events: last.events, transition: next.transition }, 'transition');
   }
 
@@ -496,6 +525,13 @@ function seenOperation(seen: Operation): SeenOperation {
   if (seen.startedAt !== undefined) view.startedAt = seen.startedAt;
   if (seen.finishedAt !== undefined) view.finishedAt = seen.finishedAt;
   return view;
+}
+
+/** Seconds from one ISO time to another, when both are known and in order. */
+function secondsBetween(from: string | undefined, to: string | undefined): number | undefined {
+  if (from === undefined || to === undefined) return undefined;
+  const ms = Date.parse(to) - Date.parse(from);
+  return Number.isFinite(ms) && ms >= 0 ? ms / 1000 : undefined;
 }
 
 function deliveryProblem(events: LifecycleEvents | undefined, uid: string): { deliveryProblem?: string } {
