@@ -19,6 +19,7 @@ interface RunFlags extends KindGraphFlags {
   labelSelector?: string;
   shard?: string;
   sink?: string;
+  otlpEndpoint?: string;
   eventMode: 'binary' | 'structured';
   sidecarUrl?: string;
   sidecarTokenFile?: string;
@@ -38,6 +39,7 @@ export function runCommand(): Command {
     .option('-l, --label-selector <selector>', 'only CRs with these labels (to split CRs between operators)')
     .option('--shard <i/N>', 'only shard i of N of the CRs, by a stable hash of their uid; with --leader-elect, each shard has its own Lease')
     .option('--sink <url>', 'CloudEvents sink (default: $K_SINK; with none, events are not sent and count as delivered)')
+    .option('--otlp-endpoint <url>', 'send OpenTelemetry traces over OTLP/HTTP to this base URL (traces go to <url>/v1/traces; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT; with none, no traces)')
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
     .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef); read again after a sidecar answers 401 and at most 60 s later, so a rotated Secret mounted here is picked up without a restart')
@@ -48,7 +50,7 @@ export function runCommand(): Command {
   addControllerRuntimeFlags(command);
   return command.action(
     runAction('run', async (flags: RunFlags) => {
-      const { settings, shard, kinds, pollIntervalMs, resyncPeriodMs, teardownGraceMs, allow, tokenFile } = await checkFlags({
+      const { settings, shard, kinds, pollIntervalMs, resyncPeriodMs, teardownGraceMs, allow, tokenFile, otlpEndpoint } = await checkFlags({
         settings: () => controllerRuntimeSettings(flags),
         shard: () => (flags.shard === undefined ? undefined : parseShard(flags.shard)),
         kinds: async () => loadKindGraphs(kindGraphSources(flags, { flag: '--graph', file: flags.graph })),
@@ -57,6 +59,7 @@ export function runCommand(): Command {
         teardownGraceMs: () => milliseconds('--teardown-grace', flags.teardownGrace, 'zero or more'),
         allow: () => checkedSidecarPolicy(flags),
         tokenFile: () => (flags.sidecarTokenFile === undefined ? undefined : checkedTokenFile(flags.sidecarTokenFile)),
+        otlpEndpoint: () => (flags.otlpEndpoint === undefined ? undefined : httpUrl('--otlp-endpoint', flags.otlpEndpoint)),
       });
       // One Lease per shard: the replicas of a shard elect one leader among themselves.
       if (shard && settings.leaderElection) settings.leaderElection.name = `${settings.leaderElection.name}-shard-${shard.index}-of-${shard.count}`;
@@ -86,6 +89,7 @@ export function runCommand(): Command {
         ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
         ...(flags.labelSelector === undefined ? {} : { labelSelector: flags.labelSelector }),
         ...(shard === undefined ? {} : { shard }),
+        ...(otlpEndpoint === undefined ? {} : { tracing: { endpoint: otlpEndpoint } }),
       });
       const served = resources.map(({ graph, resource: r }) => ({ graph: graph.name, resource: `${r.plural}.${r.group}/${r.version}` }));
       logger.info({ kinds: served, healthPort: operator.manager.healthPort }, 'operator started');
@@ -101,6 +105,12 @@ function milliseconds(flag: string, text: string, range: 'positive' | 'zero or m
   const ms = Number(text) * 1000;
   if (range === 'positive' ? ms > 0 : ms >= 0) return ms;
   throw new CliError(EXIT.usage, `${flag}: expected ${range === 'positive' ? 'a positive number of seconds' : 'a number of seconds >= 0'}, got "${text}"`);
+}
+
+/** An http(s) URL, or a usage error naming the flag. */
+function httpUrl(flag: string, text: string): string {
+  if (URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)) return text;
+  throw new CliError(EXIT.usage, `${flag}: expected an http or https URL, got "${text}"`);
 }
 
 /** The allow-list, checked at start: a pattern that does not parse is a usage error, not a silent "allow nothing". */

@@ -1,6 +1,7 @@
 // Delivers the outbox of every lifecycle CR to its sink: per CR strictly in sequence order (the next
 // event only after the sink took the previous one), CRs in parallel up to a bound, retried with
 // backoff until taken. Nothing is dropped: an event the sink refuses blocks its CR's stream (see blocked()).
+import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { HTTP, type CloudEvent } from 'cloudevents';
 import { pino, type Logger } from 'pino';
 import { Agent, request } from 'undici';
@@ -8,6 +9,7 @@ import type { OutboxEntry } from '../kube/lifecycle-resource.ts';
 import { parseCeOverrides, toCloudEvent, type CeOverrides, type EmittedResource } from './cloud-event.ts';
 import { backoffDelay, classifyStatus, type Backoff, type SendOutcome } from './delivery.ts';
 import type { LifecycleEventData } from './types.ts';
+import { contextOf } from './trace-context.ts';
 
 export type EmitMode = 'binary' | 'structured';
 
@@ -32,6 +34,8 @@ export interface LifecycleEventEmitterOptions {
   onDelivered?: (key: string, resource: EmittedResource) => void;
   /** When a CR's stream becomes blocked by a refused event: the reconciler re-enqueues the CR to show it. */
   onBlocked?: (key: string, resource: EmittedResource) => void;
+  /** Records each try to deliver an event that carries a `traceparent` as a span under it. */
+  tracer?: Tracer;
 }
 
 export interface OfferedResource extends EmittedResource {
@@ -78,6 +82,7 @@ export class LifecycleEventEmitter {
   readonly #timeoutMs: number;
   readonly #backoff: Backoff;
   readonly #overrides: CeOverrides | undefined;
+  readonly #tracer: Tracer | undefined;
   readonly #concurrency: number;
   readonly #log: Logger;
   readonly #onDelivered: NonNullable<LifecycleEventEmitterOptions['onDelivered']>;
@@ -94,6 +99,7 @@ export class LifecycleEventEmitter {
     this.#timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.#backoff = options.backoff ?? DEFAULTS.backoff;
     this.#overrides = options.overrides ?? parseCeOverrides(process.env.K_CE_OVERRIDES);
+    this.#tracer = options.tracer;
     this.#concurrency = options.concurrency ?? DEFAULTS.concurrency;
     this.#log = options.logger ?? pino({ name: 'okt-events' }, pino.destination(2));
     this.#onDelivered = options.onDelivered ?? (() => {});
@@ -207,7 +213,7 @@ export class LifecycleEventEmitter {
     lane.state = 'sending';
     const head = lane.queue[0]!;
     const sink = lane.sink!;
-    const outcome = await this.#attempt(lane, head, sink);
+    const outcome = await this.#traced(lane, head, sink);
     if (this.#lanes.get(lane.uid) !== lane) return; // forgotten meanwhile
     const sequence = head.entry.sequence;
     if (outcome.kind === 'delivered') {
@@ -246,6 +252,19 @@ export class LifecycleEventEmitter {
       lane.state = 'idle';
       this.#schedule(lane);
     }, delay);
+  }
+
+  /** One try, as a span under the trace of the reconcile that committed the event, when it has one. */
+  async #traced(lane: Lane, head: Queued, sink: string): Promise<SendOutcome> {
+    if (this.#tracer === undefined || head.traceparent === undefined) return this.#attempt(lane, head, sink);
+    const { entry } = head;
+    const attributes = { 'cloudevents.event_type': entry.type, 'cloudevents.event_subject': entry.subject, 'okt.sequence': entry.sequence, 'okt.resource': lane.resource.apiPath, 'server.address': sink };
+    const span = this.#tracer.startSpan(`okt.event.deliver ${entry.type}`, { kind: SpanKind.PRODUCER, attributes }, contextOf(head.traceparent));
+    const outcome = await this.#attempt(lane, head, sink);
+    span.setAttribute('okt.outcome', outcome.kind);
+    if (outcome.kind !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
+    span.end();
+    return outcome;
   }
 
   async #attempt(lane: Lane, head: Queued, sink: string): Promise<SendOutcome> {

@@ -13,3 +13,4 @@ export { parseLifecycleEvent } from './consumer.ts';
 export type { HttpHeaders, LifecycleEvent } from './consumer.ts';
 export { createLifecycleEventReceiver } from './receiver.ts';
 export type { LifecycleEventReceiver, LifecycleEventReceiverOptions } from './receiver.ts';
+export { contextOf, traceparentOf } from './trace-context.ts';

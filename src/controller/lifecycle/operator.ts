@@ -7,6 +7,7 @@ import { LifecycleEventEmitter, type EmitMode, type EmittedResource } from '../.
 import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
 import type { SidecarDefaults } from './sidecar-clients.ts';
 import type { Shard } from './shard.ts';
+import { startTracing, type TracingOptions } from '../tracing.ts';
 
 /** One kind of custom resource the operator serves, and the graph that drives it. */
 export interface OperatorKind {
@@ -45,6 +46,11 @@ export interface OperatorSettings {
   logger?: Logger;
   /** Keep-alive connections to the API server for ordinary requests. Default 16. */
   connections?: number;
+  /**
+   * OpenTelemetry traces over OTLP/HTTP: on when an endpoint is given here or in the environment
+   * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT); false: off whatever it says.
+   */
+  tracing?: TracingOptions | false;
 }
 
 /** One kind (`graph` and `resource`), or several (`kinds`), never both. */
@@ -89,6 +95,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     };
   }
   const manager = new Manager(managerOptions);
+  const tracing = options.tracing === false ? undefined : startTracing(options.tracing ?? {});
+  const tracer = tracing === undefined ? {} : { tracer: tracing.tracer };
   const lifecycles: LifecycleController[] = [];
   // Every kind keys its CRs `namespace/name`, so one key may name CRs of two kinds: a delivery goes to
   // the controller of the kind whose API path the event's CR has.
@@ -99,6 +107,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     logger,
     onDelivered: (key, resource) => controllerOf(resource)?.eventDelivered(key),
     onBlocked: (key, resource) => controllerOf(resource)?.controller.enqueue(key),
+    ...tracer,
   });
   try {
     for (const { graph, resource } of kinds) {
@@ -109,6 +118,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         metrics: manager.metrics,
         logger,
         events,
+        ...tracer,
         ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
       }));
     }
@@ -117,6 +127,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     await events.close();
     await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
     await transport.close();
+    await tracing?.shutdown();
     throw error;
   }
   for (const lifecycle of lifecycles) {
@@ -137,6 +148,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         await events.close();
         await Promise.all(lifecycles.map((lifecycle) => lifecycle.close()));
         await transport.close();
+        // The spans of the last reconciles and deliveries go out before the process ends.
+        await tracing?.shutdown();
       })()),
   };
   return running;

@@ -1,4 +1,6 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { Graph } from '../../graph/index.ts';
+import { contextOf, traceparentOf } from '../../events/index.ts';
 import {
   LIFECYCLE_FINALIZER,
   TERMINAL_PHASES,
@@ -47,6 +49,8 @@ export interface EventResource {
   apiPath: string;
   /** spec.eventSink: this CR's own sink. */
   sink?: string;
+  /** The trace of the reconcile that committed the events offered (W3C traceparent), when tracing. */
+  traceparent?: string;
 }
 
 /** What the reconciler needs of the CloudEvents emitter (src/events). */
@@ -99,6 +103,8 @@ export interface LifecycleControllerOptions {
   teardownGraceMs?: number;
   metrics?: ControllerMetrics;
   logger?: Logger;
+  /** Traces each reconcile that commits events, its sidecar start, the action's run and the events' delivery. */
+  tracer?: Tracer;
 }
 
 type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
@@ -127,6 +133,8 @@ export class LifecycleController {
   readonly #refusals = new Map<string, StartRefusal>();
   /** Operations whose cancellation was asked (a deletion or a change of spec.desiredState at a cancellable node), so it is asked once. */
   readonly #cancelled = new Set<string>();
+  /** The traceparent of the reconcile that started each running operation (the parent of its action's span). */
+  readonly #operationTraces = new Map<string, string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
   #closed = false;
@@ -176,12 +184,43 @@ export class LifecycleController {
         this.#refusals.delete(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
+        for (const id of this.#operationTraces.keys()) if (id.startsWith(`${obj.metadata.uid}-`)) this.#operationTraces.delete(id);
       },
     });
     options.metrics?.addStalledSource(() => this.#stalled());
     // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
     // here is no deletion, so only adds and updates count.
     this.newcomers?.addHandler({ onAdd: enqueueOwn, onUpdate: (_old, obj) => enqueueOwn(obj) });
+  }
+
+  /** Runs `call` as a child span of `parent` (when tracing), its failure recorded on it. */
+  async #traced<T>(parent: Span | undefined, name: string, attributes: Record<string, string>, call: () => Promise<T>): Promise<T> {
+    const tracer = this.#options.tracer;
+    if (tracer === undefined || parent === undefined) return call();
+    const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
+    try {
+      return await call();
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /**
+   * An action's run as its sidecar timed it, under the reconcile that started it (or, after an operator
+   * restart forgot that one, under the reconcile recording its end).
+   */
+  #actionSpan(id: string, node: string, seen: SeenOperation, current: Span | undefined): void {
+    const tracer = this.#options.tracer;
+    const parent = this.#operationTraces.get(id) ?? (current === undefined ? undefined : traceparentOf(current));
+    this.#operationTraces.delete(id);
+    if (tracer === undefined || parent === undefined || seen.startedAt === undefined || seen.finishedAt === undefined) return;
+    const attributes = { 'okt.graph': this.#model.graph.name, 'okt.operation.id': id, 'okt.node': node, 'okt.phase': seen.phase, 'okt.reason': seen.reason ?? '' };
+    const span = tracer.startSpan(`okt.action ${node}`, { startTime: Date.parse(seen.startedAt), attributes }, contextOf(parent));
+    if (seen.phase !== 'Succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: seen.message ?? seen.phase });
+    span.end(Date.parse(seen.finishedAt));
   }
 
   /** The CRs of this controller whose Stalled condition is True, with its reason. */
@@ -210,6 +249,7 @@ export class LifecycleController {
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileResult> {
+    const startedAt = Date.now();
     let obj = this.#current(key);
     if (obj === undefined) return;
     const { metadata } = obj;
@@ -267,18 +307,39 @@ export class LifecycleController {
     if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
     else this.#awaitingDelivery.delete(key);
     const seen = sidecar.kind === 'answered' && typeof sidecar.operation === 'object' ? sidecar.operation : undefined;
-    return this.#carryOut(key, obj, stored, effects, resolved, resource, seen, ctx);
+    // A write that commits events is a trace of its own: its span starts when this reconcile did.
+    const span = this.#commitSpan(key, stored, effects, startedAt);
+    if (span !== undefined) resource.traceparent = traceparentOf(span);
+    try {
+      return await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
+    } finally {
+      span?.end();
+    }
+  }
+
+  /** The span of a reconcile whose status write commits events (a transition, an action's start or end, a stall...). */
+  #commitSpan(key: string, stored: LifecycleStatus | undefined, effects: StepEffects, startedAt: number): Span | undefined {
+    const tracer = this.#options.tracer;
+    const next = effects.status;
+    if (tracer === undefined || next === undefined || !('state' in next) || next.sequence <= (stored?.sequence ?? 0)) return undefined;
+    const graph = this.#model.graph.name;
+    const added = (next.outbox ?? []).filter((e) => e.sequence > (stored?.sequence ?? 0)).map((e) => e.type);
+    const attributes: Record<string, string | number | string[]> = { 'okt.graph': graph, 'okt.resource': key, 'okt.state': next.state, 'okt.transition': next.transition, 'okt.events': added };
+    const moved = next.transition !== (stored?.transition ?? 0) ? next.lastTransition : undefined;
+    if (moved !== undefined) Object.assign(attributes, { 'okt.from': moved.from, 'okt.to': moved.to });
+    const name = moved === undefined ? `okt.reconcile ${graph} ${next.state}` : `okt.transition ${graph} ${moved.from} -> ${moved.to}`;
+    return tracer.startSpan(name, { startTime: startedAt, attributes }, ROOT_CONTEXT);
   }
 
   async #carryOut(
     key: string, obj: LifecycleObject, stored: LifecycleStatus | undefined, effects: StepEffects,
-    resolved: SidecarResolution, resource: EventResource, seen: SeenOperation | undefined, ctx: ReconcileContext,
+    resolved: SidecarResolution, resource: EventResource, seen: SeenOperation | undefined, span: Span | undefined, ctx: ReconcileContext,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
     if (effects.status !== undefined) {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
       obj = await this.#patchStatus(obj, before, effects.status);
-      if ('state' in effects.status) this.#recordWrite(stored, effects.status, seen, ctx);
+      if ('state' in effects.status) this.#recordWrite(stored, effects.status, seen, span, ctx);
       if ('outbox' in effects.status && effects.status.outbox) this.#options.events?.offer(resource, effects.status.outbox);
     }
     const start = effects.startOperation;
@@ -288,7 +349,8 @@ export class LifecycleController {
         const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
         if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
         if (start.params !== undefined) params.params = start.params;
-        await resolved.client.startOperation(start.id, params);
+        await this.#traced(span, `okt.sidecar.start ${start.node}`, { 'okt.operation.id': start.id, 'server.address': resolved.url }, () => resolved.client.startOperation(start.id, params));
+        if (span !== undefined) this.#operationTraces.set(start.id, traceparentOf(span));
         this.#refusals.delete(key);
         ctx.log.info({ operation: start.id, node: start.node }, 'action started');
       } catch (error) {
@@ -484,7 +546,7 @@ export class LifecycleController {
    * the end of the action that ran, as its sidecar told this reconcile (the write that records the end
    * may also start the next node's action, so the status no longer holds it).
    */
-  #recordWrite(stored: LifecycleStatus | undefined, next: LifecycleStatus, seen: SeenOperation | undefined, ctx: ReconcileContext): void {
+  #recordWrite(stored: LifecycleStatus | undefined, next: LifecycleStatus, seen: SeenOperation | undefined, span: Span | undefined, ctx: ReconcileContext): void {
     const metrics = this.#options.metrics;
     const graph = this.#model.graph.name;
     const running = stored?.operation;
@@ -492,6 +554,7 @@ export class LifecycleController {
       const seconds = secondsBetween(seen.startedAt, seen.finishedAt);
       const node = next.operation?.id === running.id ? next.operation.node : running.node;
       if (seconds !== undefined) metrics?.actionDuration.labels(graph, node, seen.phase, seen.reason ?? '').observe(seconds);
+      this.#actionSpan(running.id, node, seen, span);
     }
     const last = next.lastTransition;
     if (last === undefined || next.transition === (stored?.transition ?? 0)) return;
