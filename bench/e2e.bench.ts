@@ -473,7 +473,10 @@ interface PeerFigures {
   cpuMsPerTransition: number;
   benchCpuMsPerTransition: number;
   apiServerCpuMsPerTransition: number;
-  /** RSS (after a GC and FreeOSMemory) with every CR cached minus the same with none, per CR; and the Go heap in use. */
+  /**
+   * RSS (after a GC and FreeOSMemory) of a fresh peer with every walked CR cached and reconciled once,
+   * minus the same on an empty namespace, per CR; and the live Go heap (HeapAlloc) the same way.
+   */
   rssBytesPerCr: number;
   heapBytesPerCr: number;
   /** The peer's status updates and 409s during the spec-driven walk. */
@@ -525,7 +528,20 @@ class PeerProcess {
 }
 
 type PeerStats = { updates: number; conflicts: number; errors: number; reconciles: number; sidecarCalls: number; skippedStale: number };
-type PeerMemory = { rss: number; heapInuse: number; cached: number };
+type PeerMemory = { rss: number; heapInuse: number; heapAlloc: number; cached: number };
+
+/**
+ * The peer's counters once it has counted `updates` status updates (2 s at most): the bench's watch can
+ * see an update before the peer has counted it (the answer to its request still on the way).
+ */
+async function settledStats(peer: PeerProcess, updates: number): Promise<PeerStats> {
+  let stats = await peer.ask<PeerStats>('stats');
+  for (const until = performance.now() + 2_000; stats.updates < updates && performance.now() < until;) {
+    await sleep(20);
+    stats = await peer.ask<PeerStats>('stats');
+  }
+  return stats;
+}
 
 /**
  * 8. The peer baseline: `count` new database CRs walked Running -> End (the multi-hop walk) by the
@@ -543,22 +559,49 @@ async function peerWalk(bench: Bench, binary: string, count: number): Promise<Pe
   const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
   const tracker = new ReadinessTracker(informer, 'phase');
   informer.start();
-  const peer = new PeerProcess(binary, [
-    '--kubeconfig', bench.kubeconfigPath, '--group', RESOURCE.group, '--version', RESOURCE.version, '--resource', RESOURCE.plural,
-    '--namespace', namespace, '--workers', String(WORKERS), '--routes', path.join(dir, 'routes.json'),
-    '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
-  ]);
+  const startPeer = async (watched: string) => {
+    const started = new PeerProcess(binary, [
+      '--kubeconfig', bench.kubeconfigPath, '--group', RESOURCE.group, '--version', RESOURCE.version, '--resource', RESOURCE.plural,
+      '--namespace', watched, '--workers', String(WORKERS), '--routes', path.join(dir, 'routes.json'),
+      '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
+    ]);
+    try {
+      const synced = await started.line();
+      if (synced !== 'synced') throw new Error(`okt-peer said ${synced}`);
+      return started;
+    } catch (error) {
+      await started.stop();
+      throw error;
+    }
+  };
+  /**
+   * As okt's operator.bytes_per_cr is measured: a fresh process once it has cached every CR of the
+   * namespace and reconciled each once (all at rest: no write), against a fresh one on an empty namespace.
+   */
+  const atRest = async (watched: string, crs: number): Promise<PeerMemory & PeerStats> => {
+    const fresh = await startPeer(watched);
+    try {
+      let stats = await fresh.ask<PeerStats>('stats');
+      for (const until = performance.now() + 30_000; stats.reconciles < crs && performance.now() < until;) {
+        await sleep(50);
+        stats = await fresh.ask<PeerStats>('stats');
+      }
+      return { ...stats, ...(await fresh.ask<PeerMemory>('mem')) };
+    } finally {
+      await fresh.stop();
+    }
+  };
+  const emptyNamespace = `${namespace}-empty`;
+  await createNamespace(bench.raw, emptyNamespace);
+  const peer = await startPeer(namespace);
   try {
     await informer.waitForSync();
-    const synced = await peer.line();
-    if (synced !== 'synced') throw new Error(`okt-peer said ${synced}`);
-    const empty = await peer.ask<PeerMemory>('mem');
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
     let ready = tracker.expect(names, 'Running', timeoutMs);
     await createResources(bench.raw, namespace, count);
     await peer.orExit(ready);
-    const statsBefore = await peer.ask<PeerStats>('stats');
+    const statsBefore = await settledStats(peer, count);
     const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
     const pids = [peer.child.pid ?? NaN, bench.pids[apiServer]?.pid ?? NaN];
     const cpuBefore = cpuSeconds(pids);
@@ -571,15 +614,12 @@ async function peerWalk(bench: Bench, binary: string, count: number): Promise<Pe
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
     const [peerCpu = NaN, apiServerCpu = NaN] = cpuSeconds(pids).map((used, i) => used - (cpuBefore[i] ?? 0));
-    // The bench's watch can see the last update before the peer has counted it (its answer still on the way).
-    let statsAfter = await peer.ask<PeerStats>('stats');
-    for (const until = performance.now() + 2_000; statsAfter.updates - statsBefore.updates < transitions && performance.now() < until;) {
-      await sleep(20);
-      statsAfter = await peer.ask<PeerStats>('stats');
-    }
-    const full = await peer.ask<PeerMemory>('mem');
-    if (full.cached !== count) throw new Error(`okt-peer caches ${full.cached} CRs, expected ${count}`);
+    const statsAfter = await settledStats(peer, statsBefore.updates + transitions);
     await peer.stop();
+    const empty = await atRest(emptyNamespace, 0);
+    const full = await atRest(namespace, count);
+    if (full.cached !== count || full.reconciles < count) throw new Error(`a fresh okt-peer cached ${full.cached} CRs and reconciled ${full.reconciles} times, expected ${count}`);
+    if (full.updates !== 0) throw new Error(`a fresh okt-peer wrote ${full.updates} statuses of CRs at rest`);
     const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
     console.log(`\npeer: ${statsAfter.updates - statsBefore.updates} status updates, ${statsAfter.conflicts - statsBefore.conflicts} conflicts (409), ${statsAfter.errors - statsBefore.errors} other errors, ${statsAfter.reconciles - statsBefore.reconciles} reconciles (${statsAfter.skippedStale - statsBefore.skippedStale} skipped on a cache older than its own write), ${statsAfter.sidecarCalls - statsBefore.sidecarCalls} sidecar calls for ${transitions} transitions`);
     return {
@@ -590,7 +630,7 @@ async function peerWalk(bench: Bench, binary: string, count: number): Promise<Pe
       benchCpuMsPerTransition: (self.user + self.system) / 1000 / transitions,
       apiServerCpuMsPerTransition: (apiServerCpu * 1000) / transitions,
       rssBytesPerCr: (full.rss - empty.rss) / count,
-      heapBytesPerCr: (full.heapInuse - empty.heapInuse) / count,
+      heapBytesPerCr: (full.heapAlloc - empty.heapAlloc) / count,
       updatesPerTransition: (statsAfter.updates - statsBefore.updates) / transitions,
       conflicts: statsAfter.conflicts - statsBefore.conflicts,
     };
@@ -938,7 +978,7 @@ export async function run(): Promise<Record<string, number>> {
       { walk: 'okt run, 1 shard (own process)', operator: fixed(one.operatorCpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(one.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': '-', 'transitions/s': fixed(one.perSecond, 1) },
       { walk: 'client-go peer (own process)', operator: fixed(peerRun.cpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(peerRun.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(peerRun.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(peerRun.perSecond, 1) },
     ]);
-    console.log(`memory: the peer's RSS after GC grew ${peerRun.rssBytesPerCr.toFixed(0)} B per cached CR (Go heap in use: ${peerRun.heapBytesPerCr.toFixed(0)} B per CR); okt's heap per CR: operator.bytes_per_cr below`);
+    console.log(`memory: the peer's RSS after GC (a fresh process, every CR cached and at rest, against none) grew ${peerRun.rssBytesPerCr.toFixed(0)} B per CR (live Go heap: ${peerRun.heapBytesPerCr.toFixed(0)} B per CR); okt's heap per CR: operator.bytes_per_cr below`);
     console.log(`\ncores used while spec edits drove the walks (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
     const cpuRows: [string, WalkFigures][] = [...walks.map((w): [string, WalkFigures] => ['one node per edit', w]), ['Running -> End', hops], ['chain', line]];
     console.table(cpuRows.map(([label, w]) => Object.fromEntries([['walk', label], ['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
