@@ -160,7 +160,9 @@ func main() {
 			})
 		}
 	}
-	p.queue.ShutDown()
+	// Stdin closed: the bench is done with it (or gone). Exit at once, without stopping the informer
+	// (which would log a "very short watch" for a peer that lived less than a second).
+	os.Exit(0)
 }
 
 func (p *peer) processNext(ctx context.Context) bool {
