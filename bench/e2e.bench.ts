@@ -8,22 +8,31 @@
 //    p50/p99, one CR alone and 100 CRs moving at once;
 // 5. operator heap per watched CR after GC, at 1,000 and 5,000 CRs against an empty cache;
 // 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards;
-// 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`).
+// 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`);
+// 8. two more baselines for the multi-hop and chain walks: raw status patches of a minimal CR (a CRD of
+//    the bench's own whose status is one short string), and a peer operator built with client-go from
+//    the same Debian source as the API server (bench/peer/main.go) walking the same 1,000 CRs
+//    Running -> End: its transitions/s, CPU per transition and memory per CR against okt's;
+// 9. the size of a CR at rest as etcd stores it (managedFields included), read from etcd itself.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
 // OKT_BENCH_E2E_PROFILE.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Pool } from 'undici';
 import { databaseGraph } from '../graphs/database.ts';
 import { loadGraph, type Graph } from '../src/graph/index.ts';
-import { startControlPlane } from '../src/cluster/index.ts';
+import { startControlPlane, type ControlPlane } from '../src/cluster/index.ts';
+import { ensurePeerBinary } from '../src/cluster/peer.ts';
+import { createPlanner } from '../src/plan/index.ts';
 import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { createLifecycleModel, step } from '../src/controller/lifecycle/step.ts';
@@ -52,6 +61,27 @@ const chainGraph = loadGraph({
   ]),
 });
 const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
+/** The minimal CR of the second raw baseline: a group of its own, a status of one short string. */
+const MINIMAL = { group: 'bench.okt.dev', version: 'v1', plural: 'minimals', kind: 'Minimal' } as const;
+const MINIMAL_NAMESPACE = 'e2e-raw-minimal';
+const minimalCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${MINIMAL.plural}.${MINIMAL.group}` },
+  spec: {
+    group: MINIMAL.group,
+    scope: 'Namespaced',
+    names: { plural: MINIMAL.plural, singular: 'minimal', kind: MINIMAL.kind, listKind: `${MINIMAL.kind}List` },
+    versions: [{
+      name: MINIMAL.version,
+      served: true,
+      storage: true,
+      subresources: { status: {} },
+      schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' }, status: { type: 'object', properties: { state: { type: 'string' } } } } } },
+    }],
+  },
+};
+const PEER_SOURCE = fileURLToPath(new URL('./peer/main.go', import.meta.url));
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
 /** A walk: the desired node CRs are created with (and the transitions that takes), then its spec edits and the transitions they take. */
 interface Walk {
@@ -185,13 +215,22 @@ function transitionStatus(subject: Subject): LifecycleStatus {
 /** 1. Status merge patches per second to the subject's raw CRs, `loops` loops each on its own CR, for `seconds`. */
 async function rawPatchRate(raw: RawApi, subject: Subject, loops: number, seconds: number): Promise<number> {
   const status = transitionStatus(subject);
+  return patchRate(raw, (w) => resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status'), (i) => ({ status: { ...status, transition: i } }), loops, seconds);
+}
+
+/** 8. The same against the minimal CRs: a status of one short string (`{"state":"s17"}`). */
+function minimalPatchRate(raw: RawApi, loops: number, seconds: number): Promise<number> {
+  return patchRate(raw, (w) => resourcePath(MINIMAL, MINIMAL_NAMESPACE, crName(w), 'status'), (i) => ({ status: { state: `s${i}` } }), loops, seconds);
+}
+
+async function patchRate(raw: RawApi, pathOf: (loop: number) => string, patchOf: (i: number) => unknown, loops: number, seconds: number): Promise<number> {
   let done = 0;
   const deadline = performance.now() + seconds * 1000;
   const start = performance.now();
   await Promise.all(Array.from({ length: loops }, async (_, w) => {
     for (let i = 1; performance.now() < deadline; i += 1) {
       // Every patch changes something: an unchanged object is not written to etcd at all.
-      await raw.send('PATCH', resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status'), { status: { ...status, transition: i } });
+      await raw.send('PATCH', pathOf(w), patchOf(i));
       done += 1;
     }
   }));
@@ -203,8 +242,11 @@ class ReadinessTracker {
   #desired = '';
   #pending = new Set<string>();
   #resolve: (() => void) | undefined;
+  /** Where the CR's node is: okt's `status.state`, or the peer's conventional `status.phase`. */
+  readonly #field: 'state' | 'phase';
 
-  constructor(informer: Pick<Informer<KubeObject>, 'addHandler'>) {
+  constructor(informer: Pick<Informer<KubeObject>, 'addHandler'>, field: 'state' | 'phase' = 'state') {
+    this.#field = field;
     const check = (obj: KubeObject) => this.#check(obj as Database);
     informer.addHandler({ onAdd: check, onUpdate: (_old, obj) => check(obj) });
   }
@@ -223,8 +265,8 @@ class ReadinessTracker {
   #check(obj: Database): void {
     const name = obj.metadata.name ?? '';
     if (!this.#pending.has(name)) return;
-    const status = obj.status;
-    if (status?.state !== this.#desired || status.observedGeneration !== obj.metadata.generation) return;
+    const status = obj.status as (LifecycleStatus & { phase?: string }) | undefined;
+    if (status?.[this.#field] !== this.#desired || status.observedGeneration !== obj.metadata.generation) return;
     if (findCondition(status.conditions, 'Ready')?.status !== 'True') return;
     this.#pending.delete(name);
     if (this.#pending.size === 0) this.#resolve?.();
@@ -279,6 +321,10 @@ interface WalkFigures {
   steadySeconds: number;
   /** Cores used during the steady walk, per process of Bench.pids. */
   cpu: number[];
+  /** CPU ms of this process (operator, sidecar, bench client: process.cpuUsage()) per spec-driven transition. */
+  selfCpuMsPerTransition: number;
+  /** Raw status patches per second of the minimal CR around the walk (NaN: not measured for this walk). */
+  minimalRaw: number;
   steadyWrites: number;
   steadyReads: number;
   reconciles: number;
@@ -286,11 +332,12 @@ interface WalkFigures {
 }
 
 /** 2. and 3. `count` CRs of the subject created at `route.created`, then walked through its spec edits, all at once. */
-async function walk(bench: Bench, subject: Subject, count: number, route: Walk): Promise<WalkFigures> {
+async function walk(bench: Bench, subject: Subject, count: number, route: Walk, { minimal = false } = {}): Promise<WalkFigures> {
   const namespace = `e2e-${route.id}-${count}`;
   await createNamespace(bench.raw, namespace);
   // The machine is shared and its load drifts: the baseline is measured right before and right after.
   const rawBefore = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
+  const minimalBefore = minimal ? await minimalPatchRate(bench.raw, CONCURRENCY, SECONDS) : NaN;
   const operator = await operatorFor(bench, subject, namespace);
   try {
     const tracker = new ReadinessTracker(operator.lifecycle.informer);
@@ -304,6 +351,7 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk):
     const before = operator.transport.counters.snapshot();
     const steadyStart = performance.now();
     const cpuBefore = cpuSeconds(bench.pids.map((p) => p.pid));
+    const selfBefore = process.cpuUsage();
     const reconcilesBefore = await reconcileCounts(operator);
     for (const desired of route.steps) {
       ready = tracker.expect(names, desired, timeoutMs);
@@ -312,6 +360,7 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk):
     }
     const seconds = (performance.now() - start) / 1000;
     const steadySeconds = (performance.now() - steadyStart) / 1000;
+    const self = process.cpuUsage(selfBefore);
     const cpu = cpuSeconds(bench.pids.map((p) => p.pid)).map((used, i) => (used - (cpuBefore[i] ?? 0)) / steadySeconds);
     const after = operator.transport.counters.snapshot();
     const reconcilesAfter = await reconcileCounts(operator);
@@ -322,8 +371,11 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk):
     const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
     await operator.stop();
     const rawAfter = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
+    const minimalAfter = minimal ? await minimalPatchRate(bench.raw, CONCURRENCY, SECONDS) : NaN;
     return {
       raw: (rawBefore + rawAfter) / 2,
+      minimalRaw: (minimalBefore + minimalAfter) / 2,
+      selfCpuMsPerTransition: ((self.user + self.system) / 1000) / (count * route.transitions),
       crs: count,
       transitions,
       seconds,
@@ -345,7 +397,7 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk):
  * 6. Scale-out: `count` CRs walked Running -> End by 1 and by 2 operator processes (`okt run --shard
  * i/N`), readiness seen by an informer of the bench. Transitions per second of the walk.
  */
-async function shardedWalk(bench: Bench, count: number, shards: number): Promise<{ perSecond: number; raw: number }> {
+async function shardedWalk(bench: Bench, count: number, shards: number): Promise<{ perSecond: number; raw: number; operatorCpuMsPerTransition: number; benchCpuMsPerTransition: number }> {
   const namespace = `e2e-shards-${shards}-${count}`;
   await createNamespace(bench.raw, namespace);
   const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
@@ -372,19 +424,249 @@ async function shardedWalk(bench: Bench, count: number, shards: number): Promise
     await createResources(bench.raw, namespace, count);
     await ready;
     const start = performance.now();
+    const operatorPids = operators.map((o) => o.pid ?? NaN);
+    const cpuBefore = cpuSeconds(operatorPids);
+    const selfBefore = process.cpuUsage();
     ready = tracker.expect(names, 'End', timeoutMs);
     await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
     await ready;
-    const perSecond = (count * MULTI_HOP.transitions) / ((performance.now() - start) / 1000);
+    const transitions = count * MULTI_HOP.transitions;
+    const perSecond = transitions / ((performance.now() - start) / 1000);
+    const self = process.cpuUsage(selfBefore);
+    const operatorCpu = cpuSeconds(operatorPids).reduce((sum, used, i) => sum + used - (cpuBefore[i] ?? 0), 0);
     for (const operator of operators) operator.kill('SIGTERM');
     const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
-    return { perSecond, raw: (rawBefore + rawAfter) / 2 };
+    return {
+      perSecond,
+      raw: (rawBefore + rawAfter) / 2,
+      operatorCpuMsPerTransition: (operatorCpu * 1000) / transitions,
+      benchCpuMsPerTransition: (self.user + self.system) / 1000 / transitions,
+    };
   } finally {
     for (const operator of operators) operator.kill('SIGKILL');
     await informer.stop();
     await transport.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The graph's routes as the peer reads them, `next[desired][current]`, from the planner okt walks with. */
+function peerRoutes(graph: Graph): { graph: string; entry: string; next: Record<string, Record<string, string>>; actions: string[] } {
+  const planner = createPlanner(graph);
+  const next: Record<string, Record<string, string>> = {};
+  for (const desired of graph.nodeNames) {
+    const hops: Record<string, string> = {};
+    for (const current of graph.nodeNames) {
+      const plan = planner.next(current, desired);
+      if (plan.kind === 'move') hops[current] = plan.to;
+    }
+    next[desired] = hops;
+  }
+  return { graph: graph.name, entry: graph.entry, next, actions: graph.nodeNames.filter((name) => graph.node(name).hasAction) };
+}
+
+interface PeerFigures {
+  crs: number;
+  perSecond: number;
+  raw: number;
+  /** CPU ms per transition: the peer process; this process meanwhile (the sidecar it calls, the bench's client); kube-apiserver. */
+  cpuMsPerTransition: number;
+  benchCpuMsPerTransition: number;
+  apiServerCpuMsPerTransition: number;
+  /**
+   * RSS (after a GC and FreeOSMemory) of a fresh peer with every walked CR cached and reconciled once,
+   * minus the same on an empty namespace, per CR; and the live Go heap (HeapAlloc) the same way.
+   */
+  rssBytesPerCr: number;
+  heapBytesPerCr: number;
+  /** The peer's status updates and 409s during the spec-driven walk. */
+  updatesPerTransition: number;
+  conflicts: number;
+}
+
+/** A running okt-peer: one JSON answer per command line on its stdin. */
+class PeerProcess {
+  readonly child: ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+  readonly #exited: Promise<string>;
+
+  constructor(binary: string, args: string[]) {
+    this.child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.#lines = createInterface({ input: this.child.stdout! })[Symbol.asyncIterator]();
+    this.#exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve(`okt-peer exited (${code ?? signal}); its stderr is above`)));
+  }
+
+  /** `work`, or a failure as soon as the peer exits. */
+  orExit<T>(work: Promise<T>): Promise<T> {
+    let settled = false;
+    return Promise.race([
+      work.finally(() => (settled = true)),
+      this.#exited.then((why) => (settled ? work : Promise.reject(new Error(why)))),
+    ]);
+  }
+
+  async line(): Promise<string> {
+    const next = await this.#lines.next();
+    if (next.done) throw new Error(`okt-peer exited (${this.child.exitCode ?? this.child.signalCode})`);
+    return next.value;
+  }
+
+  async ask<T>(command: 'mem' | 'stats'): Promise<T> {
+    this.child.stdin!.write(`${command}\n`);
+    return JSON.parse(await this.line()) as T;
+  }
+
+  /** Closes its stdin (it exits), SIGKILL after 5 s. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+type PeerStats = { updates: number; conflicts: number; errors: number; reconciles: number; sidecarCalls: number; skippedStale: number };
+type PeerMemory = { rss: number; heapInuse: number; heapAlloc: number; cached: number };
+
+/**
+ * The peer's counters once it has counted `updates` status updates (2 s at most): the bench's watch can
+ * see an update before the peer has counted it (the answer to its request still on the way).
+ */
+async function settledStats(peer: PeerProcess, updates: number): Promise<PeerStats> {
+  let stats = await peer.ask<PeerStats>('stats');
+  for (const until = performance.now() + 2_000; stats.updates < updates && performance.now() < until;) {
+    await sleep(20);
+    stats = await peer.ask<PeerStats>('stats');
+  }
+  return stats;
+}
+
+/**
+ * 8. The peer baseline: `count` new database CRs walked Running -> End (the multi-hop walk) by the
+ * client-go peer (bench/peer/main.go), with the same workers, the same routes and the same sidecar;
+ * readiness (status.phase at End, Ready, for the generation) seen by an informer of the bench.
+ */
+async function peerWalk(bench: Bench, binary: string, count: number): Promise<PeerFigures> {
+  const namespace = `e2e-peer-${count}`;
+  await createNamespace(bench.raw, namespace);
+  const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-peer-'));
+  writeFileSync(path.join(dir, 'token'), bench.database.sidecar.token);
+  writeFileSync(path.join(dir, 'routes.json'), JSON.stringify(peerRoutes(bench.database.graph)));
+  const transport = await KubeTransport.fromKubeConfig(bench.kc);
+  const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
+  const tracker = new ReadinessTracker(informer, 'phase');
+  informer.start();
+  const startPeer = async (watched: string) => {
+    const started = new PeerProcess(binary, [
+      '--kubeconfig', bench.kubeconfigPath, '--group', RESOURCE.group, '--version', RESOURCE.version, '--resource', RESOURCE.plural,
+      '--namespace', watched, '--workers', String(WORKERS), '--routes', path.join(dir, 'routes.json'),
+      '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
+    ]);
+    try {
+      const synced = await started.line();
+      if (synced !== 'synced') throw new Error(`okt-peer said ${synced}`);
+      return started;
+    } catch (error) {
+      await started.stop();
+      throw error;
+    }
+  };
+  /**
+   * As okt's operator.bytes_per_cr is measured: a fresh process once it has cached every CR of the
+   * namespace and reconciled each once (all at rest: no write), against a fresh one on an empty namespace.
+   */
+  const atRest = async (watched: string, crs: number): Promise<PeerMemory & PeerStats> => {
+    const fresh = await startPeer(watched);
+    try {
+      let stats = await fresh.ask<PeerStats>('stats');
+      for (const until = performance.now() + 30_000; stats.reconciles < crs && performance.now() < until;) {
+        await sleep(50);
+        stats = await fresh.ask<PeerStats>('stats');
+      }
+      return { ...stats, ...(await fresh.ask<PeerMemory>('mem')) };
+    } finally {
+      await fresh.stop();
+    }
+  };
+  const emptyNamespace = `${namespace}-empty`;
+  await createNamespace(bench.raw, emptyNamespace);
+  const peer = await startPeer(namespace);
+  try {
+    await informer.waitForSync();
+    const names = Array.from({ length: count }, (_, i) => crName(i));
+    const timeoutMs = 60_000 + count * 300;
+    let ready = tracker.expect(names, 'Running', timeoutMs);
+    await createResources(bench.raw, namespace, count);
+    await peer.orExit(ready);
+    const statsBefore = await settledStats(peer, count);
+    const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
+    const pids = [peer.child.pid ?? NaN, bench.pids[apiServer]?.pid ?? NaN];
+    const cpuBefore = cpuSeconds(pids);
+    const selfBefore = process.cpuUsage();
+    const start = performance.now();
+    ready = tracker.expect(names, 'End', timeoutMs);
+    await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
+    await peer.orExit(ready);
+    const transitions = count * MULTI_HOP.transitions;
+    const perSecond = transitions / ((performance.now() - start) / 1000);
+    const self = process.cpuUsage(selfBefore);
+    const [peerCpu = NaN, apiServerCpu = NaN] = cpuSeconds(pids).map((used, i) => used - (cpuBefore[i] ?? 0));
+    const statsAfter = await settledStats(peer, statsBefore.updates + transitions);
+    await peer.stop();
+    const empty = await atRest(emptyNamespace, 0);
+    const full = await atRest(namespace, count);
+    if (full.cached !== count || full.reconciles < count) throw new Error(`a fresh okt-peer cached ${full.cached} CRs and reconciled ${full.reconciles} times, expected ${count}`);
+    if (full.updates !== 0) throw new Error(`a fresh okt-peer wrote ${full.updates} statuses of CRs at rest`);
+    const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+    console.log(`\npeer: ${statsAfter.updates - statsBefore.updates} status updates, ${statsAfter.conflicts - statsBefore.conflicts} conflicts (409), ${statsAfter.errors - statsBefore.errors} other errors, ${statsAfter.reconciles - statsBefore.reconciles} reconciles (${statsAfter.skippedStale - statsBefore.skippedStale} skipped on a cache older than its own write), ${statsAfter.sidecarCalls - statsBefore.sidecarCalls} sidecar calls for ${transitions} transitions`);
+    return {
+      crs: count,
+      perSecond,
+      raw: (rawBefore + rawAfter) / 2,
+      cpuMsPerTransition: (peerCpu * 1000) / transitions,
+      benchCpuMsPerTransition: (self.user + self.system) / 1000 / transitions,
+      apiServerCpuMsPerTransition: (apiServerCpu * 1000) / transitions,
+      rssBytesPerCr: (full.rss - empty.rss) / count,
+      heapBytesPerCr: (full.heapAlloc - empty.heapAlloc) / count,
+      updatesPerTransition: (statsAfter.updates - statsBefore.updates) / transitions,
+      conflicts: statsAfter.conflicts - statsBefore.conflicts,
+    };
+  } finally {
+    await peer.stop();
+    await informer.stop();
+    await transport.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The etcd client URL of the plane's etcd, from its command line. */
+function etcdUrl(plane: ControlPlane): string {
+  const etcd = plane.processes.find((p) => p.name === 'etcd');
+  const argv = etcd ? readFileSync(`/proc/${etcd.pid}/cmdline`, 'utf8').split('\0') : [];
+  const url = argv.find((a) => a.startsWith('--listen-client-urls='))?.split('=')[1]?.split(',')[0];
+  if (url === undefined) throw new Error('cannot find the etcd client URL of the control plane');
+  return url;
+}
+
+/**
+ * 9. A CR as etcd stores it (the API server stores custom resources as JSON, managedFields included):
+ * its value's bytes, read through etcd's v3 JSON gateway (POST /v3/kv/range), key
+ * /registry/<group>/<plural>/<namespace>/<name>. Also the JSON of a GET, for comparison.
+ */
+async function storedBytes(bench: Bench, etcd: string, resource: LifecycleResourceRef, namespace: string, name: string): Promise<{ etcd: number; get: number; value: string }> {
+  const key = `/registry/${resource.group}/${resource.plural}/${namespace}/${name}`;
+  const response = await fetch(`${etcd}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(key).toString('base64') }) });
+  if (!response.ok) throw new Error(`etcd range ${key}: ${response.status} ${await response.text()}`);
+  const { kvs } = (await response.json()) as { kvs?: { value: string }[] };
+  const stored = kvs?.[0]?.value;
+  if (stored === undefined) throw new Error(`etcd has no ${key}`);
+  const value = Buffer.from(stored, 'base64');
+  if (value[0] !== '{'.charCodeAt(0)) throw new Error(`etcd's value of ${key} is not JSON (${value.subarray(0, 8).toString('hex')}...)`);
+  const got = await bench.raw.get(resourcePath(resource, namespace, name));
+  return { etcd: value.length, get: got.length, value: value.toString('utf8') };
 }
 
 /** Latency samples of one case (ms): from the spec patch sent, and from its answer (the change stored). */
@@ -590,6 +872,10 @@ function percentile(sorted: number[], p: number): number {
 const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
 
 export async function run(): Promise<Record<string, number>> {
+  // 8. The peer is built (about a minute, once) before anything runs, so the build does not load the walks.
+  const peerStarted = performance.now();
+  const peer = await ensurePeerBinary({ mainGo: PEER_SOURCE, progress: (line) => process.stderr.write(`${line}\n`) });
+  if (peer.builtSeconds !== undefined) process.stderr.write(`okt peer: first use: built in ${((performance.now() - peerStarted) / 1000).toFixed(0)} s (cached for later runs: ${peer.path})\n`);
   const plane = await startControlPlane({ progress: (line) => process.stderr.write(`${line}\n`) });
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
@@ -610,6 +896,11 @@ export async function run(): Promise<Record<string, number>> {
       await createNamespace(raw, subject.rawNamespace);
       await createResources(raw, subject.rawNamespace, CONCURRENCY, { desiredState: subject.firstHop, resource: subject.resource });
     }
+    // 8. The minimal CRs (no spec to speak of, status empty until patched).
+    await setup.create(CRDS, undefined, minimalCrd as KubeObject);
+    await waitFor('the Minimal CRD to be served', async () => (await setup.list(MINIMAL, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
+    await createNamespace(raw, MINIMAL_NAMESPACE);
+    await inParallel(CONCURRENCY, CONCURRENCY, (i) => raw.send('POST', resourcePath(MINIMAL, MINIMAL_NAMESPACE), { apiVersion: `${MINIMAL.group}/${MINIMAL.version}`, kind: MINIMAL.kind, metadata: { name: crName(i) }, spec: {} }));
     await setup.close();
 
     await rawPatchRate(raw, database, 8, 1); // warm up
@@ -637,20 +928,36 @@ export async function run(): Promise<Record<string, number>> {
       figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
     }
     // The same 1,000 CRs (or the largest size), Running -> End in one spec edit.
-    const hops = await walk(bench, database, Math.min(1000, Math.max(...SIZES)), MULTI_HOP);
+    const hops = await walk(bench, database, Math.min(1000, Math.max(...SIZES)), MULTI_HOP, { minimal: true });
     figures['e2e.multihop_transitions_per_s'] = fixed(hops.perSecond, 1);
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
     figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
     console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
+    // 8. The second raw baseline (a minimal CR) and the peer, on the same walk.
+    figures['e2e.minimal_raw_patch_per_s'] = fixed(hops.minimalRaw);
+    figures['e2e.multihop_vs_minimal_raw_ratio'] = fixed(hops.perSecond / hops.minimalRaw, 3);
+    figures['e2e.okt_cpu_ms_per_transition'] = fixed(hops.selfCpuMsPerTransition, 3);
+    console.log(`against ${hops.minimalRaw.toFixed(0)} raw patches/s of a minimal CR (a status of one short string; okt's own CR: ${hops.raw.toFixed(0)}/s): ${(hops.perSecond / hops.minimalRaw).toFixed(3)}`);
+    const peerRun = await peerWalk(bench, peer.path, hops.crs);
+    figures['e2e.peer_transitions_per_s'] = fixed(peerRun.perSecond, 1);
+    figures['e2e.multihop_vs_peer_ratio'] = fixed(hops.perSecond / peerRun.perSecond, 3);
+    figures['e2e.peer_cpu_ms_per_transition'] = fixed(peerRun.cpuMsPerTransition, 3);
+    figures['e2e.peer_bytes_per_cr'] = fixed(peerRun.rssBytesPerCr);
+    figures['e2e.peer_heap_bytes_per_cr'] = fixed(peerRun.heapBytesPerCr);
+    figures['e2e.peer_updates_per_transition'] = fixed(peerRun.updatesPerTransition, 3);
+    console.log(`${peerRun.crs} CRs Running -> End by the client-go peer (${WORKERS} workers, a status update per transition, the same sidecar): ${peerRun.perSecond.toFixed(1)} transitions/s against ${peerRun.raw.toFixed(0)} raw patches/s (${(peerRun.perSecond / peerRun.raw).toFixed(3)}); okt multi-hop vs peer: ${(hops.perSecond / peerRun.perSecond).toFixed(3)}`);
     // Many transitions per spec edit: the chain.
-    const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN);
+    const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN, { minimal: true });
     const ceiling = CHAIN.transitions / (CHAIN.transitions + 1); // one spec edit, then one write per transition
     figures['e2e.chain_transitions_per_s'] = fixed(line.perSecond, 1);
     figures['e2e.chain_raw_patch_per_s'] = fixed(line.raw);
     figures['e2e.chain_transitions_vs_raw_patch_ratio'] = fixed(line.perSecond / line.raw, 3);
     figures['e2e.chain_writes_per_transition'] = fixed(line.steadyWrites / line.steadyTransitions, 3);
+    figures['e2e.chain_minimal_raw_patch_per_s'] = fixed(line.minimalRaw);
+    figures['e2e.chain_vs_minimal_raw_ratio'] = fixed(line.perSecond / line.minimalRaw, 3);
     console.log(`\n${line.crs} chain CRs Start -> End in one spec edit (${CHAIN.transitions} transitions each): ${line.perSecond.toFixed(1)} transitions/s against ${line.raw.toFixed(0)} raw patches/s of these CRs (${(line.perSecond / line.raw).toFixed(3)}; the ceiling is ${ceiling.toFixed(2)}); ${(line.steadyWrites / line.steadyTransitions).toFixed(3)} writes and ${(line.steadyReads / line.steadyTransitions).toFixed(3)} reads per transition`);
+    console.log(`against ${line.minimalRaw.toFixed(0)} raw patches/s of a minimal CR: ${(line.perSecond / line.minimalRaw).toFixed(3)}`);
     // 6. Scale-out: the same walk by one operator process and by two shards of it.
     const shardCount = Math.min(1000, Math.max(...SIZES));
     const one = await shardedWalk(bench, shardCount, 1);
@@ -658,7 +965,20 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.shards_1_transitions_per_s'] = fixed(one.perSecond, 1);
     figures['e2e.shards_2_transitions_per_s'] = fixed(two.perSecond, 1);
     figures['e2e.shards_2_vs_1_ratio'] = fixed(two.perSecond / one.perSecond, 3);
+    figures['e2e.okt_run_cpu_ms_per_transition'] = fixed(one.operatorCpuMsPerTransition, 3);
     console.log(`\n${shardCount} CRs Running -> End, operators as processes: 1 shard ${one.perSecond.toFixed(1)} transitions/s (raw ${one.raw.toFixed(0)}/s), 2 shards ${two.perSecond.toFixed(1)} transitions/s (raw ${two.raw.toFixed(0)}/s): 2 vs 1 = ${(two.perSecond / one.perSecond).toFixed(2)}`);
+    // 8. CPU per transition of the same walk (1,000 CRs Running -> End) by okt and by the peer.
+    const apiServerIndex = pids.findIndex((p) => p.name === 'kube-apiserver');
+    const oktApiServerMs = ((hops.cpu[apiServerIndex] ?? NaN) * hops.steadySeconds * 1000) / hops.steadyTransitions;
+    figures['e2e.okt_apiserver_cpu_ms_per_transition'] = fixed(oktApiServerMs, 3);
+    figures['e2e.peer_apiserver_cpu_ms_per_transition'] = fixed(peerRun.apiServerCpuMsPerTransition, 3);
+    console.log(`\nCPU ms per transition, ${hops.crs} CRs Running -> End (utime + stime from /proc; this process: process.cpuUsage())`);
+    console.table([
+      { walk: 'okt in this process (multi-hop walk)', operator: '-', 'this process (operator + sidecar + bench client)': fixed(hops.selfCpuMsPerTransition, 3), 'kube-apiserver': fixed(oktApiServerMs, 3), 'transitions/s': fixed(hops.perSecond, 1) },
+      { walk: 'okt run, 1 shard (own process)', operator: fixed(one.operatorCpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(one.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': '-', 'transitions/s': fixed(one.perSecond, 1) },
+      { walk: 'client-go peer (own process)', operator: fixed(peerRun.cpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(peerRun.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(peerRun.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(peerRun.perSecond, 1) },
+    ]);
+    console.log(`memory: the peer's RSS after GC (a fresh process, every CR cached and at rest, against none) grew ${peerRun.rssBytesPerCr.toFixed(0)} B per CR (live Go heap: ${peerRun.heapBytesPerCr.toFixed(0)} B per CR); okt's heap per CR: operator.bytes_per_cr below`);
     console.log(`\ncores used while spec edits drove the walks (machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)})`);
     const cpuRows: [string, WalkFigures][] = [...walks.map((w): [string, WalkFigures] => ['one node per edit', w]), ['Running -> End', hops], ['chain', line]];
     console.table(cpuRows.map(([label, w]) => Object.fromEntries([['walk', label], ['CRs', w.crs], ...pids.map((p, i) => [p.name, fixed(w.cpu[i] ?? NaN, 2)])])));
@@ -716,6 +1036,22 @@ export async function run(): Promise<Record<string, number>> {
       figures['operator.bytes_per_cr_marginal'] = fixed(slope);
       console.log(`marginal heap per CR between ${smallest.crs} and ${largest.crs} CRs: ${slope.toFixed(0)} bytes`);
     }
+
+    // 9. A CR at rest as etcd stores it.
+    const etcd = etcdUrl(plane);
+    const walkSize = SIZES.includes(1000) ? 1000 : SIZES[0]!;
+    const atRest: [string, LifecycleResourceRef, string][] = [
+      [`one node per edit, at Stopping (${WALK.length + 1} transitions)`, RESOURCE, `e2e-walk-${walkSize}`],
+      ['multi-hop, at End', RESOURCE, `e2e-multihop-${hops.crs}`],
+      ['chain, at End', CHAINS, `e2e-chain-${line.crs}`],
+      ['with a sink (latency walk), at Stopping', RESOURCE, 'e2e-latency'],
+      ['client-go peer, at End (phase + conditions)', RESOURCE, `e2e-peer-${peerRun.crs}`],
+    ];
+    const stored = await Promise.all(atRest.map(([, resource, namespace]) => storedBytes(bench, etcd, resource, namespace, crName(0))));
+    figures['e2e.cr_stored_bytes'] = stored[0]!.etcd;
+    figures['e2e.peer_cr_stored_bytes'] = stored[4]!.etcd;
+    console.log('\na CR at rest as etcd stores it (JSON, managedFields included; read from etcd), and the JSON of a GET');
+    console.table(atRest.map(([label], i) => ({ CR: label, 'etcd bytes': stored[i]!.etcd, 'GET bytes': stored[i]!.get })));
     return figures;
   } finally {
     await database.sidecar.close();

@@ -56,7 +56,7 @@ const NODE_PACKAGES = [
   'gcc',
   'libc6-dev',
 ];
-const BUILD_PACKAGES = [
+export const BUILD_PACKAGES = [
   'golang-go',
   'golang-github-modern-go-reflect2-dev',
   'dpkg-dev',
@@ -152,30 +152,7 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
 /** One make of every binary that is missing (a second make would compile the shared packages again). */
 async function buildKubernetes(names: readonly KubeBinary[], steps: Steps, logPath: string, env: NodeJS.ProcessEnv): Promise<void> {
   const buildDir = join(cacheDir(env), 'build');
-  rmSync(buildDir, { recursive: true, force: true });
-  mkdirSync(buildDir, { recursive: true });
-  const sourceDir = join(buildDir, 'kubernetes');
-
-  await steps.run('downloading the Debian source package `kubernetes` (~34 MB)', () =>
-    runLogged('apt-get', ['source', '--download-only', 'kubernetes'], { cwd: buildDir, logPath }),
-  );
-  const dsc = readdirSync(buildDir).find((f) => f.startsWith('kubernetes_') && f.endsWith('.dsc'));
-  if (!dsc) throw new ProvisionError(`apt-get source did not leave a kubernetes_*.dsc in ${buildDir}`);
-  const upstream = upstreamVersion(dsc);
-
-  await steps.run(`unpacking kubernetes ${upstream}`, () =>
-    runLogged('dpkg-source', ['--no-check', '-x', dsc, 'kubernetes'], { cwd: buildDir, logPath }),
-  );
-  await steps.run('replacing vendored modern-go/reflect2 (crashes under Go >= 1.18) with Debian\'s 1.0.2', async () =>
-    replaceReflect2(sourceDir),
-  );
-
-  // The Makefile generates code (openapi, deepcopy) that a bare `go build` lacks; it wants the tree at
-  // $GOPATH/src/k8s.io/kubernetes, as Debian's own rules arrange.
-  const gopath = join(buildDir, 'gopath');
-  mkdirSync(join(gopath, 'src', 'k8s.io'), { recursive: true });
-  const linked = join(gopath, 'src', 'k8s.io', 'kubernetes');
-  symlinkSync(sourceDir, linked);
+  const { sourceDir, upstream, linked, gopath } = await fetchKubernetesSource(buildDir, steps, logPath);
   const buildEnv = {
     ...env,
     GOPATH: gopath,
@@ -210,6 +187,53 @@ async function buildKubernetes(names: readonly KubeBinary[], steps: Steps, logPa
   });
 }
 
+/** The Debian `kubernetes` source tree, unpacked and ready for Go 1.19, in a GOPATH layout. */
+export interface KubernetesSource {
+  /** The unpacked tree. */
+  sourceDir: string;
+  /** Its upstream version (`1.20.2`). */
+  upstream: string;
+  /** The GOPATH whose src/k8s.io/kubernetes is the tree. */
+  gopath: string;
+  /** $GOPATH/src/k8s.io/kubernetes (a symlink to the tree): build from there. */
+  linked: string;
+}
+
+/**
+ * Fetch Debian's `kubernetes` source package into `buildDir` (emptied first), unpack it, fix its
+ * vendored reflect2 for Go >= 1.18, and lay it out at $GOPATH/src/k8s.io/kubernetes as Debian's own
+ * rules do (the tree builds in GOPATH mode: its hack/ scripts set GO111MODULE=off). Every build from
+ * this source (kube-apiserver and the node's binaries here, the bench's client-go peer in peer.ts)
+ * fetches it this way; the caller removes `buildDir` when done. Three steps.
+ */
+export async function fetchKubernetesSource(buildDir: string, steps: Steps, logPath: string): Promise<KubernetesSource> {
+  rmSync(buildDir, { recursive: true, force: true });
+  mkdirSync(buildDir, { recursive: true });
+  const sourceDir = join(buildDir, 'kubernetes');
+
+  await steps.run('downloading the Debian source package `kubernetes` (~34 MB)', () =>
+    runLogged('apt-get', ['source', '--download-only', 'kubernetes'], { cwd: buildDir, logPath }),
+  );
+  const dsc = readdirSync(buildDir).find((f) => f.startsWith('kubernetes_') && f.endsWith('.dsc'));
+  if (!dsc) throw new ProvisionError(`apt-get source did not leave a kubernetes_*.dsc in ${buildDir}`);
+  const upstream = upstreamVersion(dsc);
+
+  await steps.run(`unpacking kubernetes ${upstream}`, () =>
+    runLogged('dpkg-source', ['--no-check', '-x', dsc, 'kubernetes'], { cwd: buildDir, logPath }),
+  );
+  await steps.run('replacing vendored modern-go/reflect2 (crashes under Go >= 1.18) with Debian\'s 1.0.2', async () =>
+    replaceReflect2(sourceDir),
+  );
+
+  // The Makefile generates code (openapi, deepcopy) that a bare `go build` lacks; it wants the tree at
+  // $GOPATH/src/k8s.io/kubernetes, as Debian's own rules arrange.
+  const gopath = join(buildDir, 'gopath');
+  mkdirSync(join(gopath, 'src', 'k8s.io'), { recursive: true });
+  const linked = join(gopath, 'src', 'k8s.io', 'kubernetes');
+  symlinkSync(sourceDir, linked);
+  return { sourceDir, upstream, gopath, linked };
+}
+
 /** `kubernetes_1.20.5+really1.20.2-1.1+deb12u1.dsc` -> `1.20.2`. */
 export function upstreamVersion(dscName: string): string {
   const version = dscName.replace(/^kubernetes_/, '').replace(/\.dsc$/, '');
@@ -227,7 +251,7 @@ function replaceReflect2(sourceDir: string): void {
 }
 
 /** Copy then rename in the same directory, so an interrupted run never leaves half a binary behind. */
-function installAtomically(from: string, to: string): void {
+export function installAtomically(from: string, to: string): void {
   mkdirSync(dirname(to), { recursive: true });
   const partial = `${to}.partial-${process.pid}`;
   copyFileSync(from, partial);
@@ -235,7 +259,7 @@ function installAtomically(from: string, to: string): void {
   renameSync(partial, to);
 }
 
-function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
+export function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
   const reasons: string[] = [];
   if (process.platform !== 'linux') reasons.push(`this is ${process.platform}, not Linux`);
   else if (!which('apt-get', SYSTEM_DIRS)) reasons.push('apt-get is not available (not a Debian-like system)');
@@ -255,7 +279,7 @@ function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
   );
 }
 
-function isInstalled(pkg: string): boolean {
+export function isInstalled(pkg: string): boolean {
   try {
     return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes(
       'install ok installed',
@@ -273,7 +297,7 @@ const OKT_LIST = join(SOURCES_DIR, 'okt-deb-src.list');
  * Unless some deb-src entry exists, add ones mirroring the existing deb entries, in okt's own files
  * (the system's files stay as they are).
  */
-function enableDebSrc(): void {
+export function enableDebSrc(): void {
   const files = [
     ...(existsSync('/etc/apt/sources.list') ? ['/etc/apt/sources.list'] : []),
     ...(existsSync(SOURCES_DIR) ? readdirSync(SOURCES_DIR).map((f) => join(SOURCES_DIR, f)) : []),
@@ -303,7 +327,8 @@ function enableDebSrc(): void {
   if (oneLine.length > 0) writeFileSync(OKT_LIST, header + oneLine.join('\n') + '\n');
 }
 
-class Steps {
+/** Numbered progress lines: `[i/total] title ...`, then `done in N s`. */
+export class Steps {
   private done = 0;
   private readonly started = Date.now();
   private readonly progress: (line: string) => void;
