@@ -8,13 +8,17 @@ import type { LifecycleResource } from '../cli/status-view.ts';
 export interface UiNode {
   name: string;
   description: string;
-  /** Its column: the longest path to it from the entry, edges back up the graph left out. */
+  /** `main`: reached from the entry by ordinary children; `side`: only through triggers (an error handler), drawn in a row below. */
+  lane: 'main' | 'side';
+  /** Its column in its lane: the longest path to it, edges back up the graph left out. */
   rank: number;
   entry: boolean;
   leaf: boolean;
   action: boolean;
-  /** Its policies in a few words: `retry 3x`, `deadline 10m, then stalls`, `cancellable`. */
+  /** Its policies in a few words: `retry 3x`, `deadline 10m → Failed`, `cancellable`. */
   notes: string[];
+  /** Its triggers (debranching children, tried first). */
+  triggers: string[];
 }
 
 export interface UiEdge {
@@ -24,7 +28,7 @@ export interface UiEdge {
   kind: 'trigger' | 'default' | 'child';
   /** Its place among the node's children, 1 first (as `okt graph render` numbers them). */
   priority: number;
-  /** Back up the graph (to a column at or left of its source), or to itself. */
+  /** Back up the graph (to a column at or left of its source in the same lane), or to itself. */
   back: boolean;
   /** `timeout 10m` on the edge a deadline takes, else ''. */
   label: string;
@@ -34,23 +38,41 @@ export interface UiGraph {
   name: string;
   revision: string;
   entry: string;
-  /** Node names by column, each column top to bottom. */
+  /** The main lane's node names by column, each column top to bottom. */
   columns: string[][];
+  /** The side lane, left to right: nodes only triggers lead to. */
+  side: string[];
   nodes: UiNode[];
   edges: UiEdge[];
 }
 
 /**
- * The graph in columns from the entry: a depth-first walk (ordinary children in priority order, then
- * triggers) finds the edges that go back up; every other edge goes right, so a node's column is the
- * longest path to it. In a column, nodes sit near the mean row of their parents (one pass, left to right).
+ * The graph in columns from the entry. The main lane holds what ordinary children reach from the
+ * entry; nodes only triggers lead to (error and give-up handlers, which every node may debranch to)
+ * go in a side row, so that they do not stretch the main course. A depth-first walk (ordinary children
+ * in priority order, then triggers) finds the edges that go back up; every other edge of a lane goes
+ * right, so a node's column is the longest path to it. In a column, nodes sit near the mean row of
+ * their parents (one pass, left to right).
  */
 export function layoutGraph(graph: Graph): UiGraph {
   const names = graph.nodeNames;
-  const ordered = (name: string): string[] => {
+  const ordinary = (name: string): string[] => {
     const node = graph.node(name);
-    return [...node.children.slice(node.triggers.length), ...node.triggers];
+    return node.children.slice(node.triggers.length);
   };
+  const ordered = (name: string): string[] => [...ordinary(name), ...graph.node(name).triggers];
+  const main = new Set<string>([graph.entry]);
+  const queue = [graph.entry];
+  for (let i = 0; i < queue.length; i++) {
+    for (const child of ordinary(queue[i]!)) {
+      if (!main.has(child)) {
+        main.add(child);
+        queue.push(child);
+      }
+    }
+  }
+  const lane = (name: string): 'main' | 'side' => (main.has(name) ? 'main' : 'side');
+
   const discovered = new Map<string, number>();
   const postorder: string[] = [];
   const back = new Set<string>();
@@ -85,14 +107,15 @@ export function layoutGraph(graph: Graph): UiGraph {
   const parents = new Map<string, string[]>(names.map((name) => [name, []]));
   for (const name of [...postorder].reverse()) {
     for (const child of new Set(ordered(name))) {
-      if (back.has(`${name}>${child}`)) continue;
+      if (back.has(`${name}>${child}`) || lane(child) !== lane(name)) continue;
       rank.set(child, Math.max(rank.get(child)!, rank.get(name)! + 1));
       parents.get(child)!.push(name);
     }
   }
-  const columnCount = Math.max(...rank.values()) + 1;
-  const columns: string[][] = Array.from({ length: columnCount }, () => []);
-  for (const name of [...names].sort((a, b) => discovered.get(a)! - discovered.get(b)!)) columns[rank.get(name)!]!.push(name);
+  const byDiscovery = [...names].sort((a, b) => discovered.get(a)! - discovered.get(b)!);
+  const mainRanks = byDiscovery.filter((n) => main.has(n)).map((n) => rank.get(n)!);
+  const columns: string[][] = Array.from({ length: Math.max(...mainRanks) + 1 }, () => []);
+  for (const name of byDiscovery) if (main.has(name)) columns[rank.get(name)!]!.push(name);
   const row = new Map<string, number>();
   for (const column of columns) {
     const weight = (name: string): number => {
@@ -103,6 +126,7 @@ export function layoutGraph(graph: Graph): UiGraph {
     column.sort((a, b) => weights.get(a)! - weights.get(b)! || discovered.get(a)! - discovered.get(b)!);
     column.forEach((name, i) => row.set(name, i));
   }
+  const side = byDiscovery.filter((n) => !main.has(n)).sort((a, b) => rank.get(a)! - rank.get(b)! || discovered.get(a)! - discovered.get(b)!);
 
   const edges: UiEdge[] = [];
   for (const name of names) {
@@ -110,14 +134,18 @@ export function layoutGraph(graph: Graph): UiGraph {
     node.children.forEach((child, i) => {
       const kind = i < node.triggers.length ? 'trigger' : child === node.defaultChild ? 'default' : 'child';
       const label = node.deadline?.then === child ? `timeout ${formatDuration(node.deadline.afterMs)}` : '';
-      edges.push({ from: name, to: child, kind, priority: i + 1, back: back.has(`${name}>${child}`) || rank.get(child)! <= rank.get(name)!, label });
+      const backward = back.has(`${name}>${child}`) || (lane(child) === lane(name) && rank.get(child)! <= rank.get(name)!);
+      edges.push({ from: name, to: child, kind, priority: i + 1, back: backward, label });
     });
   }
   const nodes = names.map((name): UiNode => {
     const node = graph.node(name);
-    return { name, description: node.description, rank: rank.get(name)!, entry: name === graph.entry, leaf: node.isLeaf, action: node.hasAction, notes: nodeNotes(graph, name) };
+    return {
+      name, description: node.description, lane: lane(name), rank: rank.get(name)!, entry: name === graph.entry, leaf: node.isLeaf,
+      action: node.hasAction, notes: nodeNotes(graph, name), triggers: [...node.triggers],
+    };
   });
-  return { name: graph.name, revision: graph.revision, entry: graph.entry, columns, nodes, edges };
+  return { name: graph.name, revision: graph.revision, entry: graph.entry, columns, side, nodes, edges };
 }
 
 function nodeNotes(graph: Graph, name: string): string[] {

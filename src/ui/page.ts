@@ -16,13 +16,19 @@ export const PAGE_HTML = `<!doctype html>
   <span class="brand">okt</span>
   <h1 id="title">connecting…</h1>
   <span id="counts"></span>
-  <span id="legend">
-    <span class="pill ready">ready</span><span class="pill progressing">on its way</span><span class="pill stalled">stalled</span><span class="pill new">no status</span>
-  </span>
   <span id="live" class="live off">connecting…</span>
 </header>
 <main>
-  <div id="graphs"><p class="hint">Waiting for the first list of resources…</p></div>
+  <div id="view">
+    <div id="legend">
+      <span class="pill ready">ready</span><span class="pill progressing">on its way</span><span class="pill stalled">stalled</span><span class="pill new">no status</span>
+      <span class="key"><svg width="26" height="8" aria-hidden="true"><path class="edge default" d="M0,4 H26"/></svg> default child</span>
+      <span class="key"><svg width="26" height="8" aria-hidden="true"><path class="edge" d="M0,4 H26"/></svg> other child</span>
+      <span class="key"><svg width="26" height="8" aria-hidden="true"><path class="edge trigger" d="M0,4 H26"/></svg> trigger</span>
+      <span class="key"><span class="desired-key"></span> desired node of the resource shown</span>
+    </div>
+    <div id="graphs"><p class="hint">Waiting for the first list of resources…</p></div>
+  </div>
   <aside>
     <section id="detail" class="panel"><h2>Resource</h2><p class="hint">Click a resource on the graph to see its details.</p></section>
     <section class="panel events-panel"><h2>Last events</h2><ol id="events"></ol></section>
@@ -39,12 +45,18 @@ export const APP_CSS = `
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); background: #f4f6f8; }
-header { display: flex; align-items: center; gap: 16px; padding: 10px 20px; background: #fff; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
+header { display: flex; align-items: center; gap: 16px; padding: 10px 20px; background: #fff; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 800; letter-spacing: .05em; color: #fff; background: var(--accent); padding: 2px 8px; border-radius: 4px; }
 h1 { font-size: 17px; margin: 0; font-weight: 600; }
 h2 { font-size: 14px; margin: 0 0 8px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 #counts { color: var(--muted); }
-#legend { margin-left: auto; display: flex; gap: 6px; }
+#legend { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: center; font-size: 12px; color: var(--muted); margin-bottom: 10px; }
+#legend .key { display: inline-flex; align-items: center; gap: 4px; }
+#legend .edge.trigger { opacity: .6; }
+.desired-key { display: inline-block; width: 18px; height: 11px; border: 2px dashed var(--accent); border-radius: 3px; }
+#live { margin-left: auto; }
+h1 { min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#counts { white-space: nowrap; }
 .pill { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; border: 1px solid; }
 .pill.ready { color: var(--ready); background: var(--ready-bg); } .pill.progressing { color: var(--progressing); background: var(--progressing-bg); }
 .pill.stalled, .pill.invalid { color: var(--stalled); background: var(--stalled-bg); } .pill.new { color: var(--new); background: var(--new-bg); }
@@ -52,8 +64,9 @@ h2 { font-size: 14px; margin: 0 0 8px; text-transform: uppercase; letter-spacing
 .live.on { color: var(--ready); background: var(--ready-bg); } .live.on::before { content: "● "; }
 .live.off { color: var(--stalled); background: var(--stalled-bg); }
 main { display: flex; gap: 16px; padding: 16px 20px; align-items: flex-start; }
-#graphs { flex: 1; min-width: 0; display: flex; flex-direction: column; gap: 16px; }
-aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 16px; position: sticky; top: 16px; height: calc(100vh - 90px); }
+#view { flex: 1; min-width: 0; }
+#graphs { display: flex; flex-direction: column; gap: 16px; }
+aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 16px; position: sticky; top: 16px; height: calc(100vh - 84px); }
 .panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .events-panel { overflow: auto; flex: 1 1 200px; min-height: 200px; }
 #detail { overflow: auto; flex: 0 1 auto; min-height: 80px; }
@@ -63,9 +76,11 @@ aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 16
 .tray { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 8px; color: var(--muted); }
 .canvas { position: relative; padding: 56px 8px 16px; }
 .canvas svg { position: absolute; left: 0; top: 0; pointer-events: none; overflow: visible; }
-.columns { position: relative; display: flex; gap: 48px; align-items: flex-start; width: max-content; }
+.columns { position: relative; display: flex; gap: 44px; align-items: flex-start; width: max-content; }
+.side { display: flex; gap: 44px; align-items: flex-start; margin: 64px 0 0 calc(var(--node-width, 200px) + 44px); width: max-content; position: relative; }
+.side-label { position: absolute; top: -22px; left: 0; font-size: 12px; color: var(--muted); }
 .column { display: flex; flex-direction: column; gap: 22px; }
-.node { width: 200px; background: #fff; border: 1.5px solid #b0bec5; border-radius: 8px; box-shadow: 0 1px 2px rgba(0,0,0,.06); }
+.node { width: var(--node-width, 200px); background: #fff; border: 1.5px solid #b0bec5; border-radius: 8px; box-shadow: 0 1px 2px rgba(0,0,0,.06); }
 .node.occupied { border-color: #607d8b; box-shadow: 0 1px 4px rgba(0,0,0,.12); }
 .node.desired { outline: 2px dashed var(--accent); outline-offset: 3px; }
 .node-head { display: flex; align-items: center; gap: 6px; padding: 6px 8px; border-bottom: 1px solid #eceff1; background: #fafbfc; border-radius: 8px 8px 0 0; }
@@ -93,7 +108,8 @@ aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 16
 @keyframes pulse { 50% { opacity: .3; } }
 .edge { fill: none; stroke: #90a4ae; stroke-width: 1.5; }
 .edge.default { stroke: #455a64; stroke-width: 2; }
-.edge.trigger { stroke: #e65100; stroke-dasharray: 5 4; opacity: .55; }
+.edge.trigger { stroke: #e65100; stroke-dasharray: 5 4; opacity: .3; }
+.edge.hot { opacity: 1; stroke-width: 2.5; }
 .edge-label { font-size: 11px; fill: var(--muted); }
 #events { list-style: none; margin: 0; padding: 0; font-size: 13px; }
 #events li { padding: 4px 0; border-bottom: 1px solid #eceff1; cursor: pointer; }
@@ -197,6 +213,29 @@ export const APP_JS = String.raw`'use strict';
     return revisions.filter(function (r) { return model.graphs[r]; });
   }
 
+  function nodeBox(n, revision) {
+    var tags = [];
+    if (n.entry) tags.push(h('span', { cls: 'tag', text: 'entry' }));
+    if (n.leaf) tags.push(h('span', { cls: 'tag', text: 'leaf' }));
+    var head = h('div', { cls: 'node-head' }, h('span', { cls: 'name', text: n.name }));
+    tags.forEach(function (t) { head.appendChild(t); });
+    head.appendChild(h('span', { cls: 'count', hidden: true }));
+    var notes = n.notes.slice();
+    if (n.triggers.length) notes.push('⚡ ' + n.triggers.join(', '));
+    var node = h('div', { cls: 'node', 'data-node': n.name, 'data-revision': revision, title: n.description || n.name }, head,
+      notes.length ? h('div', { cls: 'notes', text: notes.join(' · ') }) : null,
+      h('div', { cls: 'crs' }));
+    node.addEventListener('mouseenter', function () { highlight(node, n.name, true); });
+    node.addEventListener('mouseleave', function () { highlight(node, n.name, false); });
+    return node;
+  }
+  function highlight(node, name, on) {
+    node.closest('.graph').querySelectorAll('path.edge').forEach(function (p) {
+      var edge = p.getAttribute('data-edge').split('>');
+      if (edge[0] === name || edge[1] === name) p.classList.toggle('hot', on);
+    });
+  }
+
   function drawStructure(revisions) {
     var root = document.getElementById('graphs');
     root.textContent = '';
@@ -209,26 +248,30 @@ export const APP_JS = String.raw`'use strict';
       var columns = h('div', { cls: 'columns' });
       graph.columns.forEach(function (names) {
         var column = h('div', { cls: 'column' });
-        names.forEach(function (name) {
-          var n = byName[name];
-          var tags = [];
-          if (n.entry) tags.push(h('span', { cls: 'tag', text: 'entry' }));
-          if (n.leaf) tags.push(h('span', { cls: 'tag', text: 'leaf' }));
-          var head = h('div', { cls: 'node-head' }, h('span', { cls: 'name', text: name }));
-          tags.forEach(function (t) { head.appendChild(t); });
-          head.appendChild(h('span', { cls: 'count', hidden: true }));
-          var node = h('div', { cls: 'node', 'data-node': name, 'data-revision': revision, title: n.description || name }, head,
-            n.notes.length ? h('div', { cls: 'notes', text: n.notes.join(' · ') }) : null,
-            h('div', { cls: 'crs' }));
-          column.appendChild(node);
-        });
+        names.forEach(function (name) { column.appendChild(nodeBox(byName[name], revision)); });
         columns.appendChild(column);
       });
+      var side = null;
+      if (graph.side.length) {
+        side = h('div', { cls: 'side' }, h('span', { cls: 'side-label', text: 'reached by triggers' }));
+        graph.side.forEach(function (name) { side.appendChild(nodeBox(byName[name], revision)); });
+      }
       var isDefault = revision === model.defaultRevision;
       var heading = h('h2', null, 'graph ' + graph.name + ' ', h('span', { cls: 'rev', text: 'revision ' + revision }),
         isDefault ? '' : ' — resources not yet migrated');
-      var canvas = h('div', { cls: 'canvas' }, svg('svg', { class: 'edges' }), columns);
-      root.appendChild(h('section', { cls: 'graph', 'data-revision': revision }, heading, canvas));
+      var canvas = h('div', { cls: 'canvas' }, svg('svg', { class: 'edges' }), columns, side);
+      root.appendChild(h('section', { cls: 'graph', 'data-revision': revision, 'data-columns': String(graph.columns.length) }, heading, canvas));
+    });
+    fitWidths();
+  }
+
+  /** Nodes as wide as the page allows for the columns to fit (within bounds; narrower pages scroll). */
+  function fitWidths() {
+    document.querySelectorAll('.graph').forEach(function (section) {
+      var n = Number(section.getAttribute('data-columns')) || 1;
+      var room = section.clientWidth - 28 - 16 - (n - 1) * 44;
+      var width = Math.max(150, Math.min(210, Math.floor(room / n)));
+      section.style.setProperty('--node-width', width + 'px');
     });
   }
 
@@ -333,32 +376,43 @@ export const APP_JS = String.raw`'use strict';
       });
       layer.appendChild(defs);
       var boxes = {};
-      var ranks = {};
-      graph.nodes.forEach(function (n) { ranks[n.name] = n.rank; });
+      var ranks = {}, lanes = {};
+      graph.nodes.forEach(function (n) { ranks[n.name] = n.rank; lanes[n.name] = n.lane; });
       section.querySelectorAll('.node').forEach(function (node) { boxes[node.getAttribute('data-node')] = anchor(node, canvas); });
       graph.edges.forEach(function (e) {
         var a = boxes[e.from], b = boxes[e.to];
         if (!a || !b) return;
         var d, lx, ly;
         var y1 = a.top + 16, y2 = b.top + 16;
+        var span = ranks[e.to] - ranks[e.from];
         if (e.from === e.to) {
           d = 'M' + (a.right - 30) + ',' + a.top + ' C' + (a.right - 30) + ',' + (a.top - 34) + ' ' + (a.right + 24) + ',' + (a.top - 20) + ' ' + a.right + ',' + (a.top + 8);
           lx = a.right; ly = a.top - 22;
-        } else if (!e.back) {
-          var span = ranks[e.to] - ranks[e.from];
+        } else if (lanes[e.from] === 'side' && lanes[e.to] === 'main' && b.bottom <= a.top) {
+          // From the side row up into the main course: along the row, then up into the node's bottom.
+          var sx = b.mid > a.mid ? a.right : a.left;
+          d = 'M' + sx + ',' + y1 + ' C' + b.mid + ',' + y1 + ' ' + b.mid + ',' + y1 + ' ' + b.mid + ',' + b.bottom;
+          lx = (sx + b.mid) / 2; ly = y1 - 4;
+        } else if (!e.back && b.left >= a.right + 8 && (lanes[e.from] !== lanes[e.to] || b.top > a.bottom || b.bottom < a.top || span <= 1)) {
+          // To the right: from the side of one to the side of the other.
           var dx = Math.max(28, (b.left - a.right) / 2);
-          if (span > 1) {
-            // Over the nodes between: an arc above the canvas' first row.
-            var lift = Math.min(a.top, b.top) - 24 - 6 * span;
-            d = 'M' + (a.right - 24) + ',' + a.top + ' C' + (a.right - 24) + ',' + lift + ' ' + (b.left + 24) + ',' + lift + ' ' + (b.left + 24) + ',' + b.top;
-            lx = (a.right + b.left) / 2; ly = lift + 10;
-          } else {
-            d = 'M' + a.right + ',' + y1 + ' C' + (a.right + dx) + ',' + y1 + ' ' + (b.left - dx) + ',' + y2 + ' ' + b.left + ',' + y2;
-            lx = (a.right + b.left) / 2; ly = (y1 + y2) / 2 - 4;
-          }
+          d = 'M' + a.right + ',' + y1 + ' C' + (a.right + dx) + ',' + y1 + ' ' + (b.left - dx) + ',' + y2 + ' ' + b.left + ',' + y2;
+          lx = (a.right + b.left) / 2; ly = (y1 + y2) / 2 - 4;
+        } else if (!e.back && b.left >= a.right + 8) {
+          // Over the nodes between, on the same row: an arc above them.
+          var lift = Math.min(a.top, b.top) - 24 - 6 * span;
+          d = 'M' + (a.right - 24) + ',' + a.top + ' C' + (a.right - 24) + ',' + lift + ' ' + (b.left + 24) + ',' + lift + ' ' + (b.left + 24) + ',' + b.top;
+          lx = (a.right + b.left) / 2; ly = lift + 10;
+        } else if (b.top >= a.bottom + 8) {
+          // Down (to the side row): from the bottom of one to the top of the other.
+          d = 'M' + a.mid + ',' + a.bottom + ' C' + a.mid + ',' + (a.bottom + 40) + ' ' + b.mid + ',' + (b.top - 40) + ' ' + b.mid + ',' + b.top;
+          lx = (a.mid + b.mid) / 2; ly = (a.bottom + b.top) / 2;
+        } else if (!e.back && a.top >= b.bottom + 8) {
+          d = 'M' + a.mid + ',' + a.top + ' C' + a.mid + ',' + (a.top - 40) + ' ' + b.mid + ',' + (b.bottom + 40) + ' ' + b.mid + ',' + b.bottom;
+          lx = (a.mid + b.mid) / 2; ly = (a.top + b.bottom) / 2;
         } else {
           // Back up the graph: an arc above both boxes, from the top of one to the top of the other.
-          var top = Math.min(a.top, b.top) - 26 - 4 * Math.abs(ranks[e.from] - ranks[e.to]);
+          var top = Math.min(a.top, b.top) - 26 - 4 * Math.abs(span || 1);
           var x1 = a.left + 40, x2 = b.right - 40;
           d = 'M' + x1 + ',' + a.top + ' C' + x1 + ',' + top + ' ' + x2 + ',' + top + ' ' + x2 + ',' + b.top;
           lx = (x1 + x2) / 2; ly = top + 8;
@@ -395,7 +449,7 @@ export const APP_JS = String.raw`'use strict';
     var facts = h('table', { cls: 'facts' });
     facts.appendChild(row('namespace', cr.namespace || '-'));
     facts.appendChild(row('state', cr.state || '-'));
-    facts.appendChild(row('desired', cr.desired || '-'));
+    facts.appendChild(row('desired', (cr.desired || '-') + (cr.desired && cr.desired !== cr.state ? ' (dashed on the graph)' : '')));
     if (cr.reason || cr.message) {
       var readyWord = cr.health === 'stalled' ? 'stalled' : cr.health === 'ready' ? 'ready' : cr.health === 'progressing' ? 'not ready' : 'status';
       facts.appendChild(row(readyWord, [cr.reason, cr.message].filter(Boolean).join(' — ')));
@@ -481,7 +535,7 @@ export const APP_JS = String.raw`'use strict';
     window.oktUi = { source: source, get resources() { return byKey; } };
   }
 
-  window.addEventListener('resize', function () { if (model) drawEdges(); });
+  window.addEventListener('resize', function () { if (model) { fitWidths(); drawEdges(); } });
   setInterval(function () { if (model && selected) renderDetail(); }, 5000);
   connect();
 })();

@@ -82,7 +82,7 @@ test('okt ui shows every CR on its node and follows a move live, in a real brows
   expect(ui.output()).toContain(`okt ui: databases.okt.dev in namespace ${namespace}, live`);
 
   browser = await launchChromium();
-  const page = await browser.open(url, { width: 1440, height: 860 });
+  const page = await browser.open(url, { width: 1280, height: 720 });
   await page.waitFor('the four CRs', `document.querySelectorAll('.node .cr').length === 4`);
   expect(await onNode(page, 'Running')).toEqual(['billing', 'orders']);
   expect(await onNode(page, 'End')).toEqual(['archive', 'legacy']);
@@ -93,7 +93,7 @@ test('okt ui shows every CR on its node and follows a move live, in a real brows
   expect(await page.evaluate<string>(`document.getElementById('live').textContent`)).toBe('live');
   // The graph is drawn: every node of the database graph, and its edges.
   expect(await page.evaluate<string[]>(`Array.from(document.querySelectorAll('.node')).map((n) => n.getAttribute('data-node')).sort()`)).toEqual([...databaseGraph.nodeNames].sort());
-  expect(await page.evaluate<number>(`document.querySelectorAll('path.edge').length`)).toBe(6);
+  expect(await page.evaluate<number>(`document.querySelectorAll('.graph path.edge').length`)).toBe(6);
 
   // The page is left as it is (a mark on its window survives only without a reload) while orders moves.
   await page.evaluate(`window.__sameDocument = true`);

@@ -43,7 +43,7 @@ describe('okt ui server', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'; script-src 'self'");
     expect(await page.text()).toContain('<script src="/app.js"></script>');
-    for (const [asset, type] of [['app.js', 'text/javascript'], ['app.css', 'text/css']]) {
+    for (const [asset, type] of [['app.js', 'text/javascript'], ['app.css', 'text/css']] as const) {
       const response = await fetch(new URL(asset, server.url));
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toContain(type);

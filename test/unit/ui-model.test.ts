@@ -49,14 +49,17 @@ describe('layoutGraph', () => {
     expect(layout.nodes.find((n) => n.name === 'Start')).toMatchObject({ entry: true, action: false, rank: 0 });
   });
 
-  it('lays out triggers after the ordinary course, every other edge going right', () => {
+  it('puts the nodes only triggers lead to in a side row, every other edge of a lane going right', () => {
     const layout = layoutGraph(reconciliationGraph);
-    expect(layout.columns.flat().sort()).toEqual([...reconciliationGraph.nodeNames].sort());
-    expect(layout.columns[0]).toEqual(['CRChecker']);
-    expect(layout.columns[1]).toEqual(['CRFinalizer', 'ObjectsGetter']);
-    const rank = new Map(layout.nodes.map((n) => [n.name, n.rank]));
-    expect(rank.get('ErrorManager')).toBeGreaterThan(rank.get('SuccessManager')!);
-    for (const e of layout.edges) if (!e.back) expect(rank.get(e.to)!).toBeGreaterThan(rank.get(e.from)!);
+    expect(layout.columns).toEqual([['CRChecker'], ['CRFinalizer', 'ObjectsGetter'], ['Mutator'], ['Updater'], ['SuccessManager'], ['End']]);
+    expect(layout.side).toEqual(['ErrorManager', 'GiveupManager']);
+    const node = new Map(layout.nodes.map((n) => [n.name, n]));
+    expect(node.get('ErrorManager')).toMatchObject({ lane: 'side', rank: 0 });
+    expect(node.get('GiveupManager')).toMatchObject({ lane: 'side', rank: 1 });
+    expect(node.get('Mutator')).toMatchObject({ lane: 'main', triggers: ['ErrorManager', 'GiveupManager'] });
+    for (const e of layout.edges) {
+      if (!e.back && node.get(e.to)!.lane === node.get(e.from)!.lane) expect(node.get(e.to)!.rank).toBeGreaterThan(node.get(e.from)!.rank);
+    }
     expect(layout.edges.filter((e) => e.kind === 'trigger').every((e) => e.to === 'ErrorManager' || e.to === 'GiveupManager')).toBe(true);
   });
 
@@ -74,6 +77,7 @@ describe('layoutGraph', () => {
     const layout = layoutGraph(graph);
     expect(layout.edges.find((e) => e.from === 'Waiting' && e.to === 'Expired')?.label).toBe('timeout 10m');
     expect(layout.edges.find((e) => e.from === 'Waiting' && e.to === 'Waiting')?.back).toBe(true);
+    expect(layout.side).toEqual([]);
     expect(layout.nodes.find((n) => n.name === 'Waiting')?.notes).toEqual(['retry 3x', 'cancellable', 'deadline 10m → Expired']);
     expect(layout.columns).toEqual([['Start'], ['Waiting'], ['Expired'], ['End']]);
   });
