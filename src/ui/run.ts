@@ -80,7 +80,12 @@ export async function startUi(type: string | undefined, flags: UiFlags): Promise
   try {
     await firstList(informer, resource, namespace);
     state.goLive();
-    server = await startUiServer(state, { port: flags.port, host: flags.address });
+    server = await startUiServer(state, { port: flags.port, host: flags.address }).catch((error: unknown) => {
+      const code = (error as { code?: string }).code;
+      if (code === 'EADDRINUSE') throw new CliError(EXIT.usage, `${flags.address}:${flags.port} is in use`, 'Pick another port with --port (0: any free one).');
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new CliError(EXIT.usage, `--address ${flags.address}: not an address of this machine`);
+      throw error;
+    });
   } catch (error) {
     await informer.stop();
     await transport.close();
