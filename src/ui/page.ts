@@ -197,6 +197,8 @@ export const APP_JS = String.raw`'use strict';
       if (op.phase === 'Cancelled') return 'action cancelled';
     }
     if (cr.health === 'stalled') return cr.reason;
+    if (cr.state === null) return cr.health === 'new' ? 'no status yet' : 'status unreadable';
+    if (!placeOf(cr)) return 'at ' + cr.state + ', not a node of this graph';
     if (cr.desired && cr.state && cr.desired !== cr.state) return '→ ' + cr.desired;
     return '';
   }
@@ -240,7 +242,7 @@ export const APP_JS = String.raw`'use strict';
     var root = document.getElementById('graphs');
     root.textContent = '';
     chips.forEach(function (chip) { chip.remove(); });
-    root.appendChild(h('div', { cls: 'tray', id: 'tray', hidden: true }, h('span', { text: 'Not on a node yet:' })));
+    root.appendChild(h('div', { cls: 'tray', id: 'tray', hidden: true }, h('span', { text: 'Not on a node of the graph:' })));
     revisions.forEach(function (revision) {
       var graph = model.graphs[revision];
       var byName = {};
@@ -441,6 +443,7 @@ export const APP_JS = String.raw`'use strict';
     panel.textContent = '';
     panel.appendChild(h('h2', { text: 'Resource' }));
     if (!cr) {
+      panel.removeAttribute('data-cr');
       panel.appendChild(h('p', { cls: 'hint', text: selected ? selected + ' is gone.' : 'Click a resource on the graph to see its details.' }));
       return;
     }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { e2eKubeConfig, e2eKubeconfigPath, waitFor } from './helpers/index.ts';
-import { launchChromium, type Browser, type Page } from './helpers/chromium.ts';
+import { ensureChromium, launchChromium, type Browser, type Page } from './helpers/chromium.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LifecycleObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -22,6 +22,8 @@ let browser: Browser | undefined;
 const readyAt = (state: string) => (o: LifecycleObject) => o.status?.state === state && conditionOf(o, 'Ready')?.status === 'True' && o.status.observedGeneration === o.metadata.generation;
 
 beforeAll(async () => {
+  // On a fresh machine (CI's) this installs Debian's chromium: a minute or two, within the hook's time.
+  ensureChromium();
   await installDatabaseCrd(kc);
   // Stopping's action never ends by itself: a CR there shows a running operation.
   local = await startLocalOperator(kc, { graph: databaseGraph, resource: DATABASES, namespacePrefix: 'okt-ui', hang: ['Stopping'], maxActiveOperations: 8 });
@@ -41,7 +43,7 @@ beforeAll(async () => {
   // End is a leaf: nothing leads back to Running, so legacy stalls there.
   await databases.patchSpec(namespace, 'legacy', { desiredState: 'Running' });
   await waitForObject(databases, namespace, 'legacy', 'Stalled', (o) => conditionOf(o, 'Stalled')?.status === 'True');
-}, 120_000);
+}, 600_000);
 
 afterAll(async () => {
   await browser?.close();
