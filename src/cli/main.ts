@@ -10,6 +10,7 @@ import { sidecarCommand } from './sidecar.ts';
 import { runCommand } from './run.ts';
 import { upCommand } from './up.ts';
 import { statusCommand } from './status.ts';
+import { uiCommand } from './ui.ts';
 
 const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
 program.addCommand(clusterCommand());
@@ -20,6 +21,7 @@ program.addCommand(crdCommand());
 program.addCommand(manifestsCommand());
 program.addCommand(imageCommand());
 program.addCommand(statusCommand());
+program.addCommand(uiCommand());
 program.addCommand(runCommand());
 program.addCommand(upCommand());
 useUsageExitCode(program);
