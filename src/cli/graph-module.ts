@@ -70,7 +70,10 @@ async function importModule(file: string, absolute: string): Promise<Record<stri
   } catch (error) {
     if (error instanceof GraphDefinitionError) throw error;
     const reason = error instanceof Error ? firstLine(error.message) : String(error);
-    throw new CliError(EXIT.usage, `${file}: the module failed to load: ${reason}`, 'Run it with `node` to see the whole error.');
+    const hint = reason.includes('Cannot use import statement outside a module')
+      ? 'It is an ES module in a "commonjs" package: set "type": "module" in its package.json (npm pkg set type=module), or name it .mts.'
+      : 'Run it with `node` to see the whole error.';
+    throw new CliError(EXIT.usage, `${file}: the module failed to load: ${reason}`, hint);
   }
 }
 
