@@ -1,10 +1,12 @@
 // Runs `okt sidecar --config FILE` as a child process and resolves once it listens (it prints one JSON
 // line with its URL), for tests, benchmarks and demos that need the sidecar as a real process.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
-const OKT_BIN = fileURLToPath(new URL('../bin/okt.js', import.meta.url));
+// sidecar/spawn.ts in a checkout, dist/sidecar/spawn.js in the package: bin/ is one or two levels up.
+const OKT_BIN = ['../bin/okt.js', '../../bin/okt.js'].map((p) => fileURLToPath(new URL(p, import.meta.url))).find((f) => existsSync(f))!;
 
 export interface SidecarProcess {
   url: string;

@@ -1,4 +1,4 @@
-export const version = '0.1.0';
+export { version } from './version.ts';
 
 // The lifecycle-graph core: define and validate (graph), decide and trace (machine), plan (plan).
 export * from './graph/index.ts';

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -66,12 +66,36 @@ function parseData(file: string, absolute: string, extension: string): unknown {
 
 async function importModule(file: string, absolute: string): Promise<Record<string, unknown>> {
   try {
-    return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    return (await import(pathToFileURL(builtTwin(absolute) ?? absolute).href)) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof GraphDefinitionError) throw error;
     const reason = error instanceof Error ? firstLine(error.message) : String(error);
-    throw new CliError(EXIT.usage, `${file}: the module failed to load: ${reason}`, 'Run it with `node` to see the whole error.');
+    const hint = reason.includes('Cannot use import statement outside a module')
+      ? 'It is an ES module in a "commonjs" package: set "type": "module" in its package.json (npm pkg set type=module), or name it .mts.'
+      : 'Run it with `node` to see the whole error.';
+    throw new CliError(EXIT.usage, `${file}: the module failed to load: ${reason}`, hint);
   }
+}
+
+/** The root of the okt package this module belongs to (a checkout, or node_modules/okt): where its package.json is. */
+function packageRoot(): string {
+  let dir = import.meta.dirname;
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+/**
+ * The build of one of okt's own TypeScript modules in an installed package (node_modules/okt/graphs/
+ * database.ts, which the packaged graphs/database.sidecar.yaml names): Node strips no types under
+ * node_modules, so it imports dist/graphs/database.js instead. Undefined for any other file.
+ */
+function builtTwin(absolute: string): string | undefined {
+  if (!/\.[mc]?ts$/.test(absolute) || !absolute.split(path.sep).includes('node_modules')) return undefined;
+  const root = packageRoot();
+  const relative = path.relative(root, absolute);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
+  const built = path.join(root, 'dist', relative.replace(/\.([mc]?)ts$/, '.$1js'));
+  return existsSync(built) ? built : undefined;
 }
 
 function pickGraph(file: string, module: Record<string, unknown>, exportName: string | undefined): LoadedGraph {

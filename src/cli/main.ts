@@ -11,8 +11,13 @@ import { runCommand } from './run.ts';
 import { upCommand } from './up.ts';
 import { statusCommand } from './status.ts';
 import { uiCommand } from './ui.ts';
+import { version } from '../version.ts';
 
-const program = new Command('okt').description('Drive an application lifecycle through a graph of states.');
+const program = new Command('okt')
+  .description('Drive an application lifecycle through a graph of states.')
+  .version(version, '-V, --version', "print okt's version")
+  // The program's own options (--version) only before a command: `okt status --version v1` is status's.
+  .enablePositionalOptions();
 program.addCommand(clusterCommand());
 program.addCommand(eventsCommand());
 program.addCommand(sidecarCommand());

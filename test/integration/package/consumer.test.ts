@@ -1,0 +1,307 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// What a user does with okt as a dependency, from a tarball of this checkout (`npm pack`): a new ESM
+// project outside the repository, Node 24 brought by the project (the `node` package, as README "Use
+// okt in your own project" says), okt installed from the tarball; then a TypeScript file that imports
+// every documented subpath, type-checked and run by that Node, `npx okt --version`, and the packaged
+// example sidecar config started as it is. npm fetches what its cache lacks from the registry.
+
+const REPO = path.resolve(import.meta.dirname, '../../..');
+const PACKAGE = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+  version: string;
+  exports: Record<string, string | Record<string, string>>;
+};
+const NODE_PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
+const TSC = path.join(REPO, 'node_modules/.bin/tsc');
+
+const work = mkdtempSync(path.join(tmpdir(), 'okt-pkg-'));
+const project = path.join(work, 'my-app');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+// The user's shell: their PATH without this checkout's node_modules/.bin (so npm and npx run on
+// whatever Node the machine has), and npm quiet about funding and audits, using its cache first.
+const userPath = (process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.startsWith(REPO)).join(path.delimiter);
+const userEnv: NodeJS.ProcessEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && !name.startsWith('VITEST') && name !== 'NODE_OPTIONS')),
+  PATH: userPath,
+  npm_config_prefer_offline: 'true',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+  npm_config_update_notifier: 'false',
+};
+// Inside the project, as `npm test` and `npx` run things: its node_modules/.bin (its Node 24) first.
+const projectEnv = (): NodeJS.ProcessEnv => ({ ...userEnv, PATH: [path.join(project, 'node_modules/.bin'), userPath].join(path.delimiter) });
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? userEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function ok(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+  const result = await run(command, args, options);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
+  return result.stdout;
+}
+
+let packed: { filename: string; files: { path: string; mode: number }[] };
+const timings: Record<string, number> = {};
+async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    timings[step] = Math.round(performance.now() - started);
+  }
+}
+
+beforeAll(async () => {
+  // `npm pack` runs prepack (a fresh build into dist/) and prints, with --json, what the tarball holds.
+  const json = await timed('npm pack', () => ok('npm', ['pack', '--json', '--pack-destination', work], { cwd: REPO }));
+  packed = (JSON.parse(json) as (typeof packed)[])[0]!;
+  const tarball = path.join(work, packed.filename);
+
+  mkdirSync(project);
+  await timed('npm init', async () => {
+    await ok('npm', ['init', '-y'], { cwd: project });
+    await ok('npm', ['pkg', 'set', 'type=module'], { cwd: project });
+    await ok('npm', ['pkg', 'set', 'allowScripts.node=true', '--json'], { cwd: project });
+  });
+  await timed('npm install node', () => ok('npm', ['install', '--save-dev', `node@${NODE_PACKAGE_VERSION}`], { cwd: project }));
+  await timed('npm install okt', () => ok('npm', ['install', tarball], { cwd: project }));
+}, 300_000);
+
+afterAll(() => console.log(`okt as a dependency, step times (ms): ${JSON.stringify(timings)}`));
+
+describe('okt as a dependency of a new project (npm pack, npm install)', () => {
+  it('the tarball holds every file the exports map and the packaged examples name', () => {
+    const files = new Map(packed.files.map((f) => [f.path, f.mode]));
+    for (const [subpath, target] of Object.entries(PACKAGE.exports)) {
+      for (const file of typeof target === 'string' ? [target] : Object.values(target)) {
+        if (file.includes('*')) continue;
+        expect(files.has(path.posix.normalize(file)), `${subpath}: ${file}`).toBe(true);
+      }
+    }
+    expect(packed.files.some((f) => f.path.startsWith('src/events/schema/') && f.path.endsWith('.json'))).toBe(true);
+    expect(files.get('bin/okt.js')! & 0o111).not.toBe(0);
+
+    // Every sidecar config in the package: its graph files and the programs its commands run.
+    const configs = packed.files.map((f) => f.path).filter((p) => /\.sidecar\.ya?ml$/.test(p));
+    expect(configs).toContain('graphs/database.sidecar.yaml');
+    for (const config of configs) {
+      const referenced: { file: string; program: boolean }[] = [];
+      const walk = (value: unknown, key?: string): void => {
+        if (Array.isArray(value)) {
+          if (key === 'argv' && typeof value[0] === 'string' && value[0].includes('/')) referenced.push({ file: value[0], program: true });
+          value.forEach((v) => walk(v));
+        } else if (value !== null && typeof value === 'object') {
+          for (const [k, v] of Object.entries(value)) walk(v, k);
+        } else if ((key === 'graph' || key === 'path') && typeof value === 'string') {
+          referenced.push({ file: value, program: false });
+        }
+      };
+      walk(parseYaml(readFileSync(path.join(REPO, config), 'utf8')));
+      expect(referenced.length).toBeGreaterThan(0);
+      for (const { file, program } of referenced) {
+        const inPackage = path.posix.normalize(path.posix.join(path.posix.dirname(config), file));
+        expect(files.has(inPackage), `${config} names ${file}`).toBe(true);
+        if (program) expect(files.get(inPackage)! & 0o111, `${inPackage} is executable`).not.toBe(0);
+      }
+    }
+  });
+
+  it('installs without engine warnings or install scripts to approve, under the Node the project brings', async () => {
+    // Installed again with the project's Node 24 in PATH (as `npm exec` or a script would): nothing to warn about.
+    const again = await run('npm', ['install'], { cwd: project, env: projectEnv() });
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toMatch(/EBADENGINE|install-scripts/);
+    expect(existsSync(path.join(project, 'node_modules/okt/dist/src/entry/index.js'))).toBe(true);
+  });
+
+  it('a TypeScript file importing every documented subpath type-checks (tsc --noEmit) and runs on the project Node', async () => {
+    writeFileSync(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'es2023',
+            module: 'nodenext',
+            strict: true,
+            noEmit: true,
+            allowImportingTsExtensions: true,
+            verbatimModuleSyntax: true,
+            erasableSyntaxOnly: true,
+            skipLibCheck: true,
+          },
+        },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(
+      path.join(project, 'upgrade.ts'),
+      `import type { ModuleAction } from 'okt/sidecar';
+
+const upgrade: ModuleAction<{ version: string }> = ({ params, log }) => {
+  log(\`upgrading to \${params.version}\`);
+  return 'Running';
+};
+export default upgrade;
+`,
+    );
+    writeFileSync(
+      path.join(project, 'main.ts'),
+      `import { writeFileSync } from 'node:fs';
+import { defineGraph, version, type StateOf } from 'okt';
+import { parseSidecarConfig, startSidecar, type ActionContext, type ModuleAction } from 'okt/sidecar';
+import { createLifecycleEventReceiver, LifecycleEventError, parseLifecycleEvent, type LifecycleEvent } from 'okt/events';
+import { SidecarClient, type Operation } from 'okt/sidecar-client';
+import { startControlPlane } from 'okt/cluster';
+
+const graph = defineGraph({
+  name: 'broker',
+  entry: 'Start',
+  nodes: { Start: { children: ['Running'] }, Running: { children: ['Upgrading', 'End'] }, Upgrading: { children: ['Running'] }, End: {} },
+});
+const state: StateOf<typeof graph> = 'Upgrading';
+// @ts-expect-error: not a node of the graph (the types are okt's, not any)
+const notANode: StateOf<typeof graph> = 'Nowhere';
+// @ts-expect-error: params.version is a string
+const wrongParams: ModuleAction<{ version: string }> = ({ params }) => String(params.version satisfies number);
+const context: ActionContext = { operationId: 'x', graph: 'broker', node: 'Upgrading', params: {}, signal: new AbortController().signal, log() {} };
+
+// The sidecar, in process, running the module action of upgrade.ts; the typed client drives it.
+writeFileSync('token', 'a-token-of-at-least-16-characters');
+const sidecar = await startSidecar(
+  parseSidecarConfig({ listen: { port: 0 }, tokenFile: 'token', journal: 'journal.jsonl', logLevel: 'warn', graphs: { broker: { nodes: { Upgrading: { module: { path: './upgrade.ts' } } } } } }, process.cwd()),
+);
+const client = new SidecarClient({ baseUrl: sidecar.url, token: 'a-token-of-at-least-16-characters' });
+await client.startOperation('upgrade-1', { node: 'Upgrading', params: { version: '2.4.0' } });
+const operation: Operation = await client.waitForOperation('upgrade-1', { timeoutMs: 10_000 });
+await client.close();
+await sidecar.close();
+
+// The consumer helpers: a receiver, and the parser's error naming the attribute.
+const received: LifecycleEvent[] = [];
+const receiver = await createLifecycleEventReceiver({ onEvent: (event) => void received.push(event) });
+const refused = await fetch(receiver.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+await receiver.close();
+let field: string | undefined;
+try {
+  parseLifecycleEvent({ 'content-type': 'application/json' }, '{}');
+} catch (error) {
+  if (error instanceof LifecycleEventError) field = error.field;
+}
+
+console.log(JSON.stringify({
+  version,
+  state,
+  notANode,
+  wrongParams: typeof wrongParams,
+  node: context.node,
+  operation: { phase: operation.phase, events: operation.events, outputTail: operation.outputTail },
+  receiver: { status: refused.status, received: received.length },
+  parseError: field,
+  startControlPlane: typeof startControlPlane,
+}));
+`,
+    );
+    const tsc = await timed('tsc', () => run(TSC, ['--noEmit', '-p', '.'], { cwd: project, env: projectEnv() }));
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.code).toBe(0);
+
+    const main = await timed('node main.ts', () => run('node', ['main.ts'], { cwd: project, env: projectEnv() }));
+    expect(main.stderr).toBe('');
+    expect(main.code).toBe(0);
+    expect(JSON.parse(main.stdout)).toEqual({
+      version: PACKAGE.version,
+      state: 'Upgrading',
+      notANode: 'Nowhere',
+      wrongParams: 'function',
+      node: 'Upgrading',
+      operation: { phase: 'Succeeded', events: ['Running'], outputTail: ['upgrading to 2.4.0'] },
+      receiver: { status: 400, received: 0 },
+      parseError: expect.any(String),
+      startControlPlane: 'function',
+    });
+  });
+
+  it('npx okt --version and -V print the package version', async () => {
+    for (const flag of ['--version', '-V']) {
+      const result = await run('npx', ['okt', flag], { cwd: project });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`${PACKAGE.version}\n`);
+    }
+  });
+
+  it('the packaged example sidecar config starts as it is (its graph and pg.sh are in the package)', async () => {
+    const validate = await run('npx', ['okt', 'graph', 'validate', 'node_modules/okt/graphs/database.ts'], { cwd: project });
+    expect(validate.stdout).toMatch(/^OK: graph "database" \(node_modules\/okt\/graphs\/database\.ts, export databaseGraph\)/);
+    expect(validate.code).toBe(0);
+
+    writeFileSync(path.join(work, 'pg-token'), 'a-token-of-at-least-16-characters');
+    const env = { ...userEnv, OKT_SIDECAR_PORT: '0', OKT_SIDECAR_TOKEN_FILE: path.join(work, 'pg-token'), OKT_PG_DIR: path.join(work, 'pg') };
+    // The bin directly (npx would put a shell between this test and the sidecar to signal).
+    const child = spawn(path.join(project, 'node_modules/.bin/okt'), ['sidecar', '--config', 'node_modules/okt/graphs/database.sidecar.yaml'], {
+      cwd: project,
+      env: { ...env, PATH: projectEnv().PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const listening = await new Promise<string | undefined>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => line.includes('"listening"') && resolve(line));
+      void exited.then(() => resolve(undefined));
+    });
+    child.kill('SIGTERM');
+    await exited;
+    expect(listening, stderr).toMatch(/"sidecar":"listening"/);
+    expect(stderr).not.toMatch(/invalid sidecar config|failed to load/);
+  });
+
+  // An older Node than okt needs, when the machine has one (Debian's nodejs, say): one line saying what to do.
+  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((file) => existsSync(file) && isOlderThanRequired(file));
+  it.skipIf(oldNode === undefined)(`on an older Node (${oldNode ?? 'none here'}), okt and import 'okt' say what to do in one line`, async () => {
+    const bin = await run(oldNode!, ['node_modules/okt/bin/okt.js', '--version'], { cwd: project });
+    expect(bin.code).toBe(2);
+    expect(bin.stdout).toBe('');
+    expect(bin.stderr).toMatch(/^okt needs Node >= 22\.19 \(this is \d+\.\d+\.\d+\): run it through npm .*npm install --save-dev node@24\n$/);
+
+    for (const subpath of ['okt', 'okt/sidecar', 'okt/events', 'okt/sidecar-client']) {
+      const imported = await run(oldNode!, ['--input-type=module', '-e', `import '${subpath}';`], { cwd: project });
+      expect(imported.code).toBe(1);
+      expect(imported.stderr).toContain(bin.stderr.trim());
+      expect(imported.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+});
+
+function isOlderThanRequired(node: string): boolean {
+  let version: string;
+  try {
+    version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+  } catch {
+    return false;
+  }
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major < 22 || (major === 22 && minor < 19);
+}
