@@ -7,6 +7,7 @@ export { SEQUENCE_DIGITS, formatSequence, lifecycleEventId, parseCeOverrides, to
 export type { CeOverrides, EmittedResource, ToCloudEventOptions } from './cloud-event.ts';
 export { DELIVERED_STATUSES, REJECTED_STATUSES, backoffDelay, classifyStatus } from './delivery.ts';
 export type { Backoff, SendOutcome } from './delivery.ts';
+export { statusEvents } from './status-events.ts';
 export { LifecycleEventEmitter } from './emitter.ts';
 export type { BlockedStream, EmitMode, LifecycleEventEmitterOptions, OfferedResource } from './emitter.ts';
 export { parseLifecycleEvent } from './consumer.ts';

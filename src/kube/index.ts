@@ -11,8 +11,9 @@ export {
   lifecycleStatusSchema,
   operationStatusSchema,
   outboxEntrySchema,
+  emittedEventsSchema,
 } from './lifecycle-resource.ts';
-export type { LifecycleSpec, LifecycleStatus, OperationPhase, OperationStatus, OutboxEntry, LastTransition } from './lifecycle-resource.ts';
+export type { LifecycleSpec, LifecycleStatus, OperationPhase, OperationStatus, OutboxEntry, EmittedEvents, LastTransition } from './lifecycle-resource.ts';
 export { generateCrd, resolveCrdNames, desiredStateNames, publishedGraph, publishedRevisions, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION, GRAPH_REVISIONS_ANNOTATION } from './crd.ts';
 export type { CrdNames, ResolvedCrdNames } from './crd.ts';
 export { generateRbac, operatorName } from './rbac.ts';

@@ -83,6 +83,26 @@ export const outboxEntrySchema = z.object({
 });
 export type OutboxEntry = z.infer<typeof outboxEntrySchema>;
 
+/** The events of the status write that holds them, as what each adds to that status (src/events/status-events.ts). */
+export const emittedEventsSchema = z.object({
+  time: z.iso.datetime(),
+  /** The node the resource was driven to when they were emitted (their data's `desired`). */
+  desired: z.string().min(1),
+  events: z
+    .array(
+      z.object({
+        /** The event's type without `dev.okt.lifecycle.`. */
+        type: z.string().min(1),
+        /** Absent: the status's state. */
+        subject: z.string().optional(),
+        /** The fields of the event's data that the status does not say. */
+        data: z.record(z.string(), z.unknown()).optional(),
+      }),
+    )
+    .min(1),
+});
+export type EmittedEvents = z.infer<typeof emittedEventsSchema>;
+
 export const lifecycleStatusSchema = z.object({
   state: z.string().min(1),
   /** The revision of the graph the resource is on: written with every status write. */
@@ -94,7 +114,10 @@ export const lifecycleStatusSchema = z.object({
   pathSummary: z.string().optional(),
   lastTransition: lastTransitionSchema.optional(),
   operation: operationStatusSchema.optional(),
+  /** Events of earlier writes, not yet delivered when the next write was made. */
   outbox: z.array(outboxEntrySchema).optional(),
+  /** The events this write emitted: numbered up to `sequence`. */
+  emitted: emittedEventsSchema.optional(),
   /** The last sidecar-observed event offered to a decision (the sidecar's own sequence). */
   observedSequence: z.number().int().nonnegative().optional(),
   /** The sidecar epoch observedSequence counts in: another epoch restarts the count. */

@@ -49,7 +49,7 @@ describe('node deadline properties', () => {
           sim.clock = (after + k) / 1000;
           sim.reconcile({ finishRunning: false });
         }
-        const outbox = sim.status?.outbox ?? [];
+        const outbox = sim.events;
         const timeouts = outbox.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition && e.data.reason === 'DeadlineExceeded');
         const stalls = outbox.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled && e.data.reason === 'DeadlineExceeded');
         if (edge) {

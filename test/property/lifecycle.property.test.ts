@@ -13,9 +13,6 @@ const walkArb = graphArb.chain((graph) =>
   }),
 );
 
-function outboxSequences(status: LifecycleStatus | undefined): number[] {
-  return (status?.outbox ?? []).map((e) => e.sequence);
-}
 
 describe('lifecycle step properties', () => {
   test('with actions that succeed at once, reaching a node takes exactly its shortest-path number of transitions', () => {
@@ -52,7 +49,7 @@ describe('lifecycle step properties', () => {
             expect(known === undefined || known === effects.startOperation.node).toBe(true);
             nodeOfOperation.set(effects.startOperation.id, effects.startOperation.node);
           }
-          const sequences = outboxSequences(sim.status);
+          const sequences = sim.events.map((e) => e.sequence);
           expect(sequences).toEqual(sequences.map((_, k) => k + 1));
           expect(sim.status?.path.at(-1)).toBe(sim.status?.state);
         }
@@ -137,7 +134,7 @@ describe('lifecycle step promises under a misbehaving world', () => {
             const op = sim.status?.operation;
             if (op !== undefined) expect(op.phase).toBe('Succeeded');
           }
-          const sequences = (sim.status?.outbox ?? []).map((e) => e.sequence);
+          const sequences = sim.events.map((e) => e.sequence);
           expect(sequences).toEqual(sequences.map((_, k) => k + 1));
         }
         for (const [id, op] of sim.started) {

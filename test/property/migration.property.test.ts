@@ -84,7 +84,7 @@ describe('graph upgrades under live resources', () => {
         const events = new Map<number, OutboxEntry>();
         const reconcile = (finishRunning: boolean) => {
           sim.reconcile({ finishRunning });
-          for (const entry of sim.status?.outbox ?? []) events.set(entry.sequence, entry);
+          for (const entry of sim.events) events.set(entry.sequence, entry);
         };
         for (let i = 0; i < steps; i++) reconcile(!(running && i === steps - 1));
         const status = sim.status!;

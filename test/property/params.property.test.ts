@@ -59,7 +59,7 @@ test('parameters: committed with the values of the spec, started once with them,
           expect(n).toBeGreaterThanOrEqual(0);
           expect(after.params).toEqual({ n });
         }
-        for (const event of (sim.status?.outbox ?? []).filter((e) => e.sequence > sequence)) {
+        for (const event of sim.events.filter((e) => e.sequence > sequence)) {
           if (event.type !== LIFECYCLE_EVENT_TYPES.actionStarted || event.data.reason !== 'ParamsChanged') continue;
           expect(graph.node(after!.node).onParamsChange).toBe('Rerun');
           expect(before?.node).toBe(after!.node);

@@ -24,7 +24,7 @@ export function simulatedOutbox(): OutboxEntry[] {
   const run = (times: number) => {
     for (let i = 0; i < times; i += 1) {
       sim.reconcile();
-      for (const entry of sim.status?.outbox ?? []) seen.set(entry.sequence, entry);
+      for (const entry of sim.events) seen.set(entry.sequence, entry);
     }
   };
   run(6);

@@ -55,9 +55,9 @@ describe('a change of spec.desiredState while a cancellable action runs', () => 
     expect(sim.status?.path.slice(-3)).toEqual(['Running', 'Backup', 'Running']);
     expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'True', reason: 'DesiredStateReached' });
     expect(conditionOf(sim, 'Stalled')?.status).toBe('False');
-    const ended = sim.status!.outbox!.find((e) => e.type === LIFECYCLE_EVENT_TYPES.actionFailed);
+    const ended = sim.events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.actionFailed);
     expect(ended?.data).toMatchObject({ operation: { id: backup, phase: 'Cancelled', message: 'cancelled: spec.desiredState moved to Running' } });
-    expect(sim.status!.outbox!.some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toBe(false);
+    expect(sim.events.some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toBe(false);
     expect([...sim.started.values()].every((op) => op.starts === 1)).toBe(true);
     expect([...sim.started.values()].filter((op) => op.node === 'Backup')).toHaveLength(1);
   });
@@ -81,7 +81,7 @@ describe('a change of spec.desiredState while a cancellable action runs', () => 
     expect(sim.status?.operation?.cancelRequestedFor).toBeUndefined();
     sim.settle();
     expect(sim.status?.state).toBe('Running');
-    expect(sim.status?.outbox?.find((e) => e.type === LIFECYCLE_EVENT_TYPES.actionSucceeded && (e.data.operation as { id: string }).id === backup)).toBeDefined();
+    expect(sim.events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.actionSucceeded && (e.data.operation as { id: string }).id === backup)).toBeDefined();
   });
 
   test('a node entered on the way to the desired node is no change of mind: its action is not cancelled', () => {
@@ -181,7 +181,7 @@ describe('deletion and the cancellable cases', () => {
     sim.settle();
     expect(sim.status?.state).toBe('End');
     expect(sim.status?.path.slice(-3)).toEqual(['Backup', 'Stopping', 'End']);
-    expect(sim.status?.outbox?.some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toBe(false);
+    expect(sim.events.some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toBe(false);
   });
 });
 

@@ -12,7 +12,7 @@ function conditionOf(sim: LifecycleSim, type: string) {
 
 /** The transitions taken by a deadline, as their CloudEvents say. */
 function timeouts(sim: LifecycleSim) {
-  return (sim.status?.outbox ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition && e.data.reason === 'DeadlineExceeded');
+  return sim.events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition && e.data.reason === 'DeadlineExceeded');
 }
 
 /** A resource that entered Waiting at t=0 (its clock), its action left as the caller says. */
@@ -92,7 +92,7 @@ describe('node deadlines in the step', () => {
     sim.clock = DEADLINE_S + 1;
     sim.reconcile({ finishRunning: false });
     expect(sim.status?.state).toBe('Expired');
-    const types = sim.status!.outbox!.map((e) => [e.type, (e.data as LifecycleEventData).operation?.phase ?? e.data.to]);
+    const types = sim.events.map((e) => [e.type, (e.data as LifecycleEventData).operation?.phase ?? e.data.to]);
     expect(types.slice(-3)).toEqual([
       [LIFECYCLE_EVENT_TYPES.actionFailed, 'Cancelled'],
       [LIFECYCLE_EVENT_TYPES.transition, 'Expired'],
@@ -121,7 +121,7 @@ describe('node deadlines in the step', () => {
     expect(conditionOf(sim, 'Stalled')?.message).toContain('set spec.desiredState to another node to move on');
     sim.clock = DEADLINE_S + 60;
     expect(sim.reconcile()).toEqual({});
-    expect((sim.status?.outbox ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled && e.data.reason === 'DeadlineExceeded')).toHaveLength(1);
+    expect(sim.events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled && e.data.reason === 'DeadlineExceeded')).toHaveLength(1);
     sim.setDesired('Done');
     sim.reconcile();
     expect(sim.status?.state).toBe('Done');

@@ -13,7 +13,7 @@ import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 function collect(sim: LifecycleSim, times: number, into: Map<number, OutboxEntry>, options: Parameters<LifecycleSim['reconcile']>[0] = {}): void {
   for (let i = 0; i < times; i++) {
     sim.reconcile(options);
-    for (const entry of sim.status?.outbox ?? []) into.set(entry.sequence, entry);
+    for (const entry of sim.events) into.set(entry.sequence, entry);
   }
 }
 
@@ -87,7 +87,7 @@ describe('a graph upgraded under a live resource', () => {
     sim.upgrade(v2);
     const before = sim.status!.transition;
     const effects = sim.reconcile();
-    for (const entry of sim.status?.outbox ?? []) events.set(entry.sequence, entry);
+    for (const entry of sim.events) events.set(entry.sequence, entry);
     expect(sim.status).toMatchObject({ state: 'Draining', graphRevision: v2.revision, transition: before + 1 });
     expect(effects.startOperation).toMatchObject({ node: 'Draining', id: `uid-1-${before + 1}` });
     const types = [...events.values()].slice(-3).map((e) => e.type);
@@ -155,7 +155,7 @@ describe('a graph upgraded under a live resource', () => {
     expect(condition(sim, 'Stalled')?.message).toContain('finish the backup on revision 1 first');
     expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
     // Said on the revision it is stuck on, in that revision's names.
-    expect(sim.status?.outbox?.at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.stalled, subject: 'Servicing', data: { graphRevision: databaseGraph.revision } });
+    expect(sim.events.at(-1)).toMatchObject({ type: LIFECYCLE_EVENT_TYPES.stalled, subject: 'Servicing', data: { graphRevision: databaseGraph.revision } });
   });
 
   test('deletion does not need spec.desiredState to fit the new revision; a stranded deleted resource is released by okt.dev/abandon', () => {

@@ -9,7 +9,7 @@ import { brokerGraph } from '../fixtures/params-graphs.ts';
 
 const conditionOf = (sim: LifecycleSim, type: string) => findCondition(sim.status?.conditions ?? [], type);
 const runsOf = (sim: LifecycleSim, node: string) => [...sim.started.entries()].filter(([, op]) => op.node === node);
-const startedEvents = (sim: LifecycleSim) => (sim.status?.outbox ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.actionStarted);
+const startedEvents = (sim: LifecycleSim) => sim.events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.actionStarted);
 
 /** A broker Ready at Running with `replicas`, every event delivered. */
 function readyAtRunning(params: Record<string, unknown> = { replicas: 2 }, changes: Parameters<typeof brokerGraph>[0] = {}): LifecycleSim {
@@ -144,7 +144,7 @@ describe('parameters that do not fit', () => {
     expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'InvalidParams' });
     expect(conditionOf(sim, 'Stalled')?.message).toMatch(/^spec\.params do not fit the parameters of Upgrading \(spec\.params\.version: .+\); set spec\.params to values they accept to enter Upgrading$/);
     expect(runsOf(sim, 'Upgrading')).toHaveLength(0);
-    expect((sim.status?.outbox ?? []).filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toHaveLength(1);
+    expect(sim.events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled)).toHaveLength(1);
     sim.setSpec({ params: { replicas: 2, version: '3.1' } });
     sim.settle();
     expect(conditionOf(sim, 'Stalled')?.message).toContain('spec.params.version: a version like 1.2.3');

@@ -8,7 +8,7 @@ import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import { LifecycleSim, type ActionOutcome } from '../fixtures/lifecycle-sim.ts';
 
 const conditionOf = (sim: LifecycleSim, type: string) => findCondition(sim.status?.conditions ?? [], type);
-const outbox = (sim: LifecycleSim) => sim.status?.outbox ?? [];
+const outbox = (sim: LifecycleSim) => sim.events;
 
 
 /** Servicing fails on its first `failures` runs, every other action succeeds raising nothing. */

@@ -81,10 +81,10 @@ describe('lifecycle step', () => {
     sim.settle();
     sim.setDesired('End');
     sim.settle();
-    const sequences = (sim.status?.outbox ?? []).map((e) => e.sequence);
+    const sequences = sim.events.map((e) => e.sequence);
     expect(sequences).toEqual(sequences.map((_, i) => i + 1));
     expect(sim.status?.sequence).toBe(sequences.length);
-    const types = sim.status!.outbox!.map((e) => e.type);
+    const types = sim.events.map((e) => e.type);
     expect(types.filter((t) => t === LIFECYCLE_EVENT_TYPES.transition)).toHaveLength(3);
   });
 
@@ -95,7 +95,7 @@ describe('lifecycle step', () => {
     const delivered = sim.delivered;
     sim.setDesired('Servicing');
     sim.reconcile();
-    expect(sim.status!.outbox!.every((e) => e.sequence > delivered)).toBe(true);
+    expect(sim.events.every((e) => e.sequence > delivered)).toBe(true);
   });
 
   test('an unreachable desired node stalls with UnreachableState naming both nodes, once', () => {

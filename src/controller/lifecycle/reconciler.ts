@@ -11,6 +11,7 @@ import {
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
 import { statusPatch } from '../../kube/unknown-status-fields.ts';
+import { statusEvents } from '../../events/status-events.ts';
 import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
@@ -282,7 +283,7 @@ export class LifecycleController {
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
-    if (stored?.outbox) events?.offer(resource, stored.outbox);
+    this.#offer(resource, stored);
 
     const sidecar = await this.#sidecarView(resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
@@ -317,13 +318,19 @@ export class LifecycleController {
     }
   }
 
+  /** Hands the events a status holds to the emitter (which ignores those it delivered or queued already). */
+  #offer(resource: EventResource, status: LifecycleStatus | undefined): void {
+    const entries = status === undefined ? [] : statusEvents(status, this.#model.graph.name);
+    if (entries.length > 0) this.#options.events?.offer(resource, entries);
+  }
+
   /** The span of a reconcile whose status write commits events (a transition, an action's start or end, a stall...). */
   #commitSpan(key: string, stored: LifecycleStatus | undefined, effects: StepEffects, startedAt: number): Span | undefined {
     const tracer = this.#options.tracer;
     const next = effects.status;
     if (tracer === undefined || next === undefined || !('state' in next) || next.sequence <= (stored?.sequence ?? 0)) return undefined;
     const graph = this.#model.graph.name;
-    const added = (next.outbox ?? []).filter((e) => e.sequence > (stored?.sequence ?? 0)).map((e) => e.type);
+    const added = statusEvents(next, graph).filter((e) => e.sequence > (stored?.sequence ?? 0)).map((e) => e.type);
     const attributes: Record<string, string | number | string[]> = { 'okt.graph': graph, 'okt.resource': key, 'okt.state': next.state, 'okt.transition': next.transition, 'okt.events': added };
     const moved = next.transition !== (stored?.transition ?? 0) ? next.lastTransition : undefined;
     if (moved !== undefined) Object.assign(attributes, { 'okt.from': moved.from, 'okt.to': moved.to });
@@ -340,7 +347,7 @@ export class LifecycleController {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
       obj = await this.#patchStatus(obj, before, effects.status);
       if ('state' in effects.status) this.#recordWrite(stored, effects.status, seen, span, ctx);
-      if ('outbox' in effects.status && effects.status.outbox) this.#options.events?.offer(resource, effects.status.outbox);
+      if ('state' in effects.status) this.#offer(resource, effects.status);
     }
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {

@@ -3,6 +3,7 @@ import { fateOf, formatDuration, nodeConditionType, nodeParams, type Deadline, t
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
 import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner, type RecordedPosition } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
+import { statusEvents, withEvents } from '../../events/status-events.ts';
 import {
   STATUS_PATH_LIMIT,
   TERMINAL_PHASES,
@@ -626,7 +627,10 @@ class StatusDraft {
   readonly #generation: number;
   readonly #now: string;
   readonly #graph: Graph;
-  readonly #delivered: number;
+  /** Events of earlier writes the emitter has not delivered yet: they stay in the outbox, in full. */
+  readonly #undelivered: OutboxEntry[];
+  /** The events of this write. */
+  readonly #added: OutboxEntry[] = [];
 
   constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number) {
     this.#stored = stored;
@@ -637,7 +641,7 @@ class StatusDraft {
     this.desired = resource.spec.desiredState;
     this.#now = now;
     this.#graph = graph;
-    this.#delivered = delivered;
+    this.#undelivered = statusEvents(stored, graph.name).filter((e) => e.sequence > delivered);
   }
 
   finishOperation(operation: OperationStatus, seen: SeenOperation): void {
@@ -725,7 +729,7 @@ class StatusDraft {
   }
 
   pendingEvents(): number {
-    return (this.status.outbox ?? []).filter((e) => e.sequence > this.#delivered).length;
+    return this.#undelivered.length + this.#added.length;
   }
 
   /** A transition to `next` (backpressure and a missing sidecar may make it wait). */
@@ -917,13 +921,12 @@ class StatusDraft {
     return { status: this.#pruned() };
   }
 
-  /** Delivered events leave the outbox on a write that is due anyway: no write of their own. */
+  /** Delivered events leave the status on a write that is due anyway (no write of their own); this write's are kept short. */
   #pruned(): LifecycleStatus {
-    const outbox = (this.status.outbox ?? []).filter((e) => e.sequence > this.#delivered);
-    const { outbox: _old, ...rest } = this.status;
+    const { outbox: _outbox, emitted: _emitted, ...rest } = this.status;
     // A status of an okt without revisions, on this revision's nodes, gains the revision with its next write.
     const written = rest.graphRevision === undefined && this.onRevision ? { ...rest, graphRevision: this.#graph.revision } : rest;
-    return outbox.length > 0 ? { ...written, outbox } : written;
+    return withEvents(written, this.#undelivered, this.#added, this.#graph.name, this.desired);
   }
 
   /** The checked parameters of `node`'s action (cannotCommit refused a commit with wrong ones). */
@@ -960,8 +963,7 @@ class StatusDraft {
   #emit(type: LifecycleEventType, subject: string, data: LifecycleEventData): void {
     const s = this.status;
     s.sequence += 1;
-    const entry: OutboxEntry = { sequence: s.sequence, type, time: this.#now, subject, data: { ...data } };
-    s.outbox = [...(s.outbox ?? []), entry];
+    this.#added.push({ sequence: s.sequence, type, time: this.#now, subject, data: { ...data } });
   }
 }
 
