@@ -3,18 +3,22 @@
 // as what they add to that status. Most of an event's data is the status it was written with (graph
 // revision, transition, nodes, path, generation), so a write's events cost a few bytes each; once
 // they are delivered they go with the next write, and at rest nothing but that short record stays.
-import type { EmittedEvents, LifecycleStatus, OutboxEntry } from '../kube/lifecycle-resource.ts';
+import type { EmittedEvents, LifecycleStatus, OperationStatus, OutboxEntry } from '../kube/lifecycle-resource.ts';
 
 /** Every lifecycle event type starts so; `emitted` keeps only the rest. */
 const TYPE_PREFIX = 'dev.okt.lifecycle.';
-/** The data fields every event has, in the order events carry them; the rest follow in their own order. */
-const BASE_FIELDS = ['graph', 'graphRevision', 'transition', 'from', 'to', 'desired', 'events', 'path', 'generation'] as const;
+/** Events about the action: their `operation` is, unless they say otherwise, the status's. */
+const ACTION_TYPES = new Set(['action.started.v1', 'action.succeeded.v1', 'action.failed.v1'].map((type) => TYPE_PREFIX + type));
 
 type EmittedEvent = EmittedEvents['events'][number];
 
-/** The data every event of a write shares unless it says otherwise: read from the status of that write. */
-function baseData(status: LifecycleStatus, graph: string, desired: string): Record<string, unknown> {
-  return {
+/**
+ * The data an event of type `type` of a write has unless it says otherwise, read from the status of
+ * that write, in the order events carry these fields (the others follow in their own order).
+ */
+function baseData(status: LifecycleStatus, graph: string, desired: string, type: string): Record<string, unknown> {
+  const { operation } = status;
+  const base: Record<string, unknown> = {
     graph,
     graphRevision: status.graphRevision,
     transition: status.transition,
@@ -25,6 +29,15 @@ function baseData(status: LifecycleStatus, graph: string, desired: string): Reco
     path: status.pathSummary,
     generation: status.observedGeneration,
   };
+  if (ACTION_TYPES.has(type)) base.operation = operation === undefined ? undefined : operationSummary(operation);
+  return base;
+}
+
+/** What an event says of an operation. */
+export function operationSummary(operation: OperationStatus): { id: string; node: string; phase: OperationStatus['phase']; message?: string } {
+  const out: ReturnType<typeof operationSummary> = { id: operation.id, node: operation.node, phase: operation.phase };
+  if (operation.message !== undefined) out.message = operation.message;
+  return out;
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -32,17 +45,18 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 /** The events `emitted` stands for, in full (sequence, time and data as they were emitted). */
 function expand(status: LifecycleStatus & { emitted: EmittedEvents }, graph: string): OutboxEntry[] {
   const { emitted } = status;
-  const base = baseData(status, graph, emitted.desired);
   const first = status.sequence - emitted.events.length + 1;
   return emitted.events.map((event, i) => {
+    const type = TYPE_PREFIX + event.type;
+    const base = baseData(status, graph, emitted.desired, type);
     const delta = event.data ?? {};
     const data: Record<string, unknown> = {};
-    for (const field of BASE_FIELDS) {
+    for (const field of Object.keys(base)) {
       const value = field in delta ? delta[field] : base[field];
       if (value !== undefined) data[field] = value;
     }
-    for (const [field, value] of Object.entries(delta)) if (!(BASE_FIELDS as readonly string[]).includes(field)) data[field] = value;
-    return { sequence: first + i, type: TYPE_PREFIX + event.type, time: emitted.time, subject: event.subject ?? status.state, data };
+    for (const [field, value] of Object.entries(delta)) if (!(field in base)) data[field] = value;
+    return { sequence: first + i, type, time: emitted.time, subject: event.subject ?? status.state, data };
   });
 }
 
@@ -74,8 +88,8 @@ export function withEvents(
 
 function shorten(status: LifecycleStatus, added: readonly OutboxEntry[], graph: string, desired: string): EmittedEvents | undefined {
   const time = added[0]!.time;
-  const base = baseData(status, graph, desired);
   const events = added.map((entry): EmittedEvent => {
+    const base = baseData(status, graph, desired, entry.type);
     const event: EmittedEvent = { type: entry.type.startsWith(TYPE_PREFIX) ? entry.type.slice(TYPE_PREFIX.length) : entry.type };
     if (entry.subject !== status.state) event.subject = entry.subject;
     const delta = Object.fromEntries(Object.entries(entry.data).filter(([field, value]) => !(field in base) || !same(value, base[field])));

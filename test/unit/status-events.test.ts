@@ -54,6 +54,19 @@ describe('status events', () => {
     expect(written.outbox).toEqual([bare]);
   });
 
+  test("an action's event takes its operation from the status, unless it names another (a transition replaced it in the same write)", () => {
+    const operation = { id: 'u-4', node: 'Running', phase: 'Succeeded' as const, startedAt: '2026-11-24T00:00:00.000Z' };
+    const succeeded = entry(8, 'dev.okt.lifecycle.action.succeeded.v1', { ...base, operation: { id: 'u-4', node: 'Running', phase: 'Succeeded' } });
+    const converged = entry(9, 'dev.okt.lifecycle.converged.v1', { ...base, reason: 'DesiredStateReached' });
+    const written = withEvents({ ...status, operation }, [], [succeeded, converged], 'database', 'Running');
+    expect(written.emitted?.events).toEqual([{ type: 'action.succeeded.v1' }, { type: 'converged.v1', data: { reason: 'DesiredStateReached' } }]);
+    expect(statusEvents(written, 'database')).toEqual([succeeded, converged]);
+    const next = { ...operation, id: 'u-5', phase: 'Pending' as const };
+    const replaced = withEvents({ ...status, operation: next }, [], [succeeded, converged], 'database', 'Running');
+    expect(replaced.emitted?.events[0]).toEqual({ type: 'action.succeeded.v1', data: { operation: { id: 'u-4', node: 'Running', phase: 'Succeeded' } } });
+    expect(JSON.stringify(statusEvents(replaced, 'database'))).toBe(JSON.stringify([succeeded, converged]));
+  });
+
   test('a write without events holds none of its own', () => {
     expect(withEvents(status, [], [], 'database', 'Running')).toEqual(status);
   });

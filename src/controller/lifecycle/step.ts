@@ -3,7 +3,7 @@ import { fateOf, formatDuration, nodeConditionType, nodeParams, type Deadline, t
 import { appendToPath, decide, renderPath } from '../../machine/index.ts';
 import { createPlanner, predictMigration, resolveDesired, type MigrationPrediction, type Planner, type RecordedPosition } from '../../plan/index.ts';
 import { findCondition, isConditionTrue, sameConditions, setCondition, type Condition, type ConditionUpdate } from '../../kube/conditions.ts';
-import { statusEvents, withEvents } from '../../events/status-events.ts';
+import { operationSummary, statusEvents, withEvents } from '../../events/status-events.ts';
 import {
   STATUS_PATH_LIMIT,
   TERMINAL_PHASES,
@@ -657,7 +657,7 @@ class StatusDraft {
     }
     this.status.operation = finished;
     const type = seen.phase === 'Succeeded' ? LIFECYCLE_EVENT_TYPES.actionSucceeded : LIFECYCLE_EVENT_TYPES.actionFailed;
-    this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: summary(finished) });
+    this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: operationSummary(finished) });
   }
 
   /** The sidecar holds the operation under another epoch or attempt (it re-ran an idempotent action a lost sidecar held). */
@@ -768,7 +768,7 @@ class StatusDraft {
     const as = nodeConditionType(migration.state.kind === 'moved' ? from.state : s.state);
     s.conditions = s.conditions.flatMap((c) => (!NODE_CONDITION_REASONS.has(c.reason) ? [c] : c.type === kept ? [{ ...c, type: as }] : []));
     const to = migration.state.node;
-    const operation = migration.operation === undefined || s.operation === undefined ? {} : { operation: { ...summary(s.operation), formerNode: migration.operation.from } };
+    const operation = migration.operation === undefined || s.operation === undefined ? {} : { operation: { ...operationSummary(s.operation), formerNode: migration.operation.from } };
     this.#emit(LIFECYCLE_EVENT_TYPES.migrated, to, {
       ...this.#data(from.state, to, []),
       reason: REASONS.migrated,
@@ -794,7 +794,7 @@ class StatusDraft {
     const since = how.paramsChanged ? retries : operation.paramsSince;
     if (since !== undefined) next.paramsSince = since;
     s.operation = next;
-    this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, node, { ...this.#data(node, node, []), operation: summary(next), reason: how.reason, message: why });
+    this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, node, { ...this.#data(node, node, []), operation: operationSummary(next), reason: how.reason, message: why });
     if (node === this.desired) this.#readiness(false, REASONS.actionRunning, `${node}: its action runs again (${why})`);
     else this.#readiness(false, REASONS.progressing, `on the way from ${node} to ${this.desired}; its action runs again (${why})`);
     return { status: this.#pruned(), startOperation: startOf(next, epoch), poll: true };
@@ -848,7 +848,7 @@ class StatusDraft {
       if (input.resource.spec.retry !== undefined) s.operation.retry = input.resource.spec.retry;
       const params = this.#paramsOf(next, input);
       if (params !== undefined) s.operation.params = params;
-      this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: summary(s.operation) });
+      this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: operationSummary(s.operation) });
     } else {
       delete s.operation;
     }
@@ -972,10 +972,4 @@ function startOf(operation: OperationStatus, epoch: string): NonNullable<StepEff
   const start: NonNullable<StepEffects['startOperation']> = { id: operation.id, node: operation.node, epoch };
   if (operation.params !== undefined) start.params = operation.params;
   return start;
-}
-
-function summary(operation: OperationStatus): NonNullable<LifecycleEventData['operation']> {
-  const out: NonNullable<LifecycleEventData['operation']> = { id: operation.id, node: operation.node, phase: operation.phase };
-  if (operation.message !== undefined) out.message = operation.message;
-  return out;
 }
