@@ -89,6 +89,8 @@ export class LifecycleEventEmitter {
   readonly #onBlocked: NonNullable<LifecycleEventEmitterOptions['onBlocked']>;
   readonly #agent: Agent;
   readonly #lanes = new Map<string, Lane>();
+  /** CRs with every offered event delivered, and nothing queued: their newest delivered sequence. */
+  readonly #settled = new Map<string, number>();
   readonly #ready: Lane[] = [];
   readonly #inFlight = new Set<Promise<void>>();
   #closed = false;
@@ -123,8 +125,9 @@ export class LifecycleEventEmitter {
       if (newest > lane.delivered) {
         lane.delivered = newest;
         lane.queue = [];
-        queueMicrotask(() => this.#onDelivered(lane.key, lane.resource));
+        queueMicrotask(() => this.#onDelivered(resource.key, resource));
       }
+      this.#settle(lane);
       return;
     }
     for (const entry of entries) {
@@ -141,7 +144,7 @@ export class LifecycleEventEmitter {
 
   /** Highest sequence delivered for this uid (0 if none); with no sink at all, every offered entry counts as delivered at once. */
   delivered(uid: string): number {
-    return this.#lanes.get(uid)?.delivered ?? 0;
+    return this.#lanes.get(uid)?.delivered ?? this.#settled.get(uid) ?? 0;
   }
 
   /** The event the sink refuses (400, 413, 415, 422, or an entry that is no valid event): the CR's later events wait. */
@@ -151,6 +154,7 @@ export class LifecycleEventEmitter {
 
   /** The CR is gone: its retries stop and its memory is released (a send in flight ends by itself, its answer ignored). */
   forget(uid: string): void {
+    this.#settled.delete(uid);
     const lane = this.#lanes.get(uid);
     if (lane === undefined) return;
     this.#lanes.delete(uid);
@@ -170,9 +174,10 @@ export class LifecycleEventEmitter {
     let lane = this.#lanes.get(resource.uid);
     if (lane === undefined) {
       lane = {
-        uid: resource.uid, key: resource.key, resource, sink: undefined, queue: [], delivered: 0,
+        uid: resource.uid, key: resource.key, resource, sink: undefined, queue: [], delivered: this.#settled.get(resource.uid) ?? 0,
         state: 'idle', failures: 0, timer: undefined, blocked: undefined,
       };
+      this.#settled.delete(resource.uid);
       this.#lanes.set(resource.uid, lane);
     }
     lane.key = resource.key;
@@ -188,6 +193,13 @@ export class LifecycleEventEmitter {
       }
     }
     return lane;
+  }
+
+  /** A lane with nothing left to send keeps only its newest delivered sequence: most CRs rest so, and the operator holds one per CR. */
+  #settle(lane: Lane): void {
+    if (lane.state !== 'idle' || lane.queue.length > 0 || lane.blocked !== undefined || this.#lanes.get(lane.uid) !== lane) return;
+    this.#lanes.delete(lane.uid);
+    this.#settled.set(lane.uid, lane.delivered);
   }
 
   #schedule(lane: Lane): void {
@@ -225,6 +237,7 @@ export class LifecycleEventEmitter {
       lane.state = 'idle';
       this.#onDelivered(lane.key, lane.resource);
       this.#schedule(lane);
+      this.#settle(lane);
       return;
     }
     lane.failures += 1;

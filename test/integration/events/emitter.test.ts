@@ -155,18 +155,23 @@ describe('LifecycleEventEmitter', () => {
     expect(s.maxInFlight).toBeLessThanOrEqual(8);
   });
 
-  test('offering the same entries again sends nothing twice', async () => {
+  test('offering the same entries again sends nothing twice, also once the CR has nothing left to send (its stream kept as one number)', async () => {
     const s = await sink();
     const { emitter: e } = emitter({ sink: s.url });
     const db = offered('db1');
-    const entries = transitionEntries(6);
+    const entries = transitionEntries(8);
     e.offer(db, entries.slice(0, 4));
-    e.offer(db, entries);
-    e.offer(db, entries.slice(2));
+    e.offer(db, entries.slice(0, 6));
+    e.offer(db, entries.slice(2, 6));
     await waitFor('all delivered', () => e.delivered(db.uid) === 6);
-    e.offer(db, entries);
+    e.offer(db, entries.slice(0, 6));
     await sleep(50);
-    expect(s.requests.map((r) => Number(r.event?.sequence))).toEqual(range(1, 6));
+    expect(e.delivered(db.uid)).toBe(6);
+    e.offer(db, entries);
+    await waitFor('the next ones delivered', () => e.delivered(db.uid) === 8);
+    expect(s.requests.map((r) => Number(r.event?.sequence))).toEqual(range(1, 8));
+    e.forget(db.uid);
+    expect(e.delivered(db.uid)).toBe(0);
   });
 
   test('an event the sink refuses (400) blocks its CR, loudly, until the sink takes it; other CRs flow', async () => {
