@@ -4,6 +4,7 @@ import {
 } from '../kube/transport/index.ts';
 import { exponentialBackoffMs } from './rate-limiter.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { StringPool } from './string-pool.ts';
 
 /** Read access to an informer's cache, by `namespace/name`. */
 export interface Store<T> {
@@ -28,7 +29,7 @@ export interface InformerOptions<T extends KubeObject> {
   /** Default: all namespaces. */
   namespace?: string;
   labelSelector?: string;
-  /** Shrinks each object before it is cached. Default: `stripManagedFields`. */
+  /** Shrinks each object before it is cached. Default: `stripManagedFields`, and repeated strings shared (StringPool). */
   transform?: (obj: KubeObject) => T;
   /** Calls onUpdate(obj, obj) for every cached object this often; 0 (default) = never. */
   resyncPeriodMs?: number;
@@ -114,7 +115,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     this.#idleTimeoutMs = idleMs;
     this.#options = options;
-    this.#transform = options.transform ?? (stripManagedFields as (obj: KubeObject) => T);
+    const pool = new StringPool();
+    this.#transform = options.transform ?? ((obj: KubeObject) => pool.share(stripManagedFields(obj)) as T);
     // With its group: an operator of several kinds may watch one plural of two groups.
     const { plural, group } = options.resource;
     this.#log = (options.logger ?? createLogger()).child({ informer: group === '' ? plural : `${plural}.${group}` });
