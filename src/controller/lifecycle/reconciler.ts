@@ -320,8 +320,10 @@ export class LifecycleController {
 
   /** Hands the events a status holds to the emitter (which ignores those it delivered or queued already). */
   #offer(resource: EventResource, status: LifecycleStatus | undefined): void {
-    const entries = status === undefined ? [] : statusEvents(status, this.#model.graph.name);
-    if (entries.length > 0) this.#options.events?.offer(resource, entries);
+    const events = this.#options.events;
+    // Most looks find every event delivered already: nothing to read back.
+    if (events === undefined || status === undefined || status.sequence <= events.delivered(resource.uid)) return;
+    events.offer(resource, statusEvents(status, this.#model.graph.name));
   }
 
   /** The span of a reconcile whose status write commits events (a transition, an action's start or end, a stall...). */

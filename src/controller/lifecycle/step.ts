@@ -641,7 +641,7 @@ class StatusDraft {
     this.desired = resource.spec.desiredState;
     this.#now = now;
     this.#graph = graph;
-    this.#undelivered = statusEvents(stored, graph.name).filter((e) => e.sequence > delivered);
+    this.#undelivered = stored.sequence > delivered ? statusEvents(stored, graph.name).filter((e) => e.sequence > delivered) : [];
   }
 
   finishOperation(operation: OperationStatus, seen: SeenOperation): void {
