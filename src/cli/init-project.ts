@@ -48,10 +48,9 @@ export function kindOf(name: string): string {
 /** Every problem of the names, each naming its flag (`--name`, `--kind`, `--group`, `--version`). */
 export function projectNamesProblems(names: ProjectNames, nameFrom: string): string[] {
   const nameProblem = projectNameProblem(names.name);
-  return [
-    ...(nameProblem === undefined ? [] : [`--name: ${nameProblem}${nameFrom}`]),
-    ...crdNameProblems(names),
-  ];
+  // A kind made of a bad name is that name's problem, said once.
+  const kind = nameProblem !== undefined && names.kind === kindOf(names.name) ? undefined : names.kind;
+  return [...(nameProblem === undefined ? [] : [`--name: ${nameProblem}${nameFrom}`]), ...crdNameProblems({ ...names, kind })];
 }
 
 /** `okt crd` and `okt manifests` as the project's scripts run them (without the leading `okt`). */
