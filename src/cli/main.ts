@@ -5,6 +5,7 @@ import { eventsCommand } from './events.ts';
 import { useUsageExitCode } from './errors.ts';
 import { graphCommand } from './graph.ts';
 import { imageCommand } from './image.ts';
+import { initCommand } from './init.ts';
 import { manifestsCommand } from './manifests.ts';
 import { sidecarCommand } from './sidecar.ts';
 import { runCommand } from './run.ts';
@@ -18,6 +19,7 @@ const program = new Command('okt')
   .version(version, '-V, --version', "print okt's version")
   // The program's own options (--version) only before a command: `okt status --version v1` is status's.
   .enablePositionalOptions();
+program.addCommand(initCommand());
 program.addCommand(clusterCommand());
 program.addCommand(eventsCommand());
 program.addCommand(sidecarCommand());

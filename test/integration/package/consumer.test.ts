@@ -5,79 +5,30 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { okAsUser as ok, packOkt, PACKAGE, projectEnv as envOf, REPO, runAsUser as run, stepTimer, userEnv, type PackedOkt } from '../../fixtures/npm-project.ts';
 
 // What a user does with okt as a dependency, from a tarball of this checkout (`npm pack`): a new ESM
 // project outside the repository, Node 24 brought by the project (the `node` package, as README "Use
 // okt in your own project" says), okt installed from the tarball; then a TypeScript file that imports
 // every documented subpath, type-checked and run by that Node, `npx okt --version`, and the packaged
-// example sidecar config started as it is. npm fetches what its cache lacks from the registry.
+// example sidecar config started as it is. npm fetches what its cache lacks from the registry. The
+// user's shell (npm on the machine's Node, the project's Node inside it) is test/fixtures/npm-project.ts.
 
-const REPO = path.resolve(import.meta.dirname, '../../..');
-const PACKAGE = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
-  version: string;
-  exports: Record<string, string | Record<string, string>>;
-};
 const NODE_PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
 const TSC = path.join(REPO, 'node_modules/.bin/tsc');
 
 const work = mkdtempSync(path.join(tmpdir(), 'okt-pkg-'));
 const project = path.join(work, 'my-app');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+const projectEnv = () => envOf(project);
 
-// The user's shell: their PATH without this checkout's node_modules/.bin (so npm and npx run on
-// whatever Node the machine has), and npm quiet about funding and audits, using its cache first.
-const userPath = (process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.startsWith(REPO)).join(path.delimiter);
-const userEnv: NodeJS.ProcessEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && !name.startsWith('VITEST') && name !== 'NODE_OPTIONS')),
-  PATH: userPath,
-  npm_config_prefer_offline: 'true',
-  npm_config_fund: 'false',
-  npm_config_audit: 'false',
-  npm_config_update_notifier: 'false',
-};
-// Inside the project, as `npm test` and `npx` run things: its node_modules/.bin (its Node 24) first.
-const projectEnv = (): NodeJS.ProcessEnv => ({ ...userEnv, PATH: [path.join(project, 'node_modules/.bin'), userPath].join(path.delimiter) });
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? userEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-async function ok(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<string> {
-  const result = await run(command, args, options);
-  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
-  return result.stdout;
-}
-
-let packed: { filename: string; files: { path: string; mode: number }[] };
-const timings: Record<string, number> = {};
-async function timed<T>(step: string, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    timings[step] = Math.round(performance.now() - started);
-  }
-}
+let packed: PackedOkt;
+const { timings, timed } = stepTimer();
 
 beforeAll(async () => {
-  // `npm pack` runs prepack (a fresh build into dist/) and prints, with --json, what the tarball holds.
-  const json = await timed('npm pack', () => ok('npm', ['pack', '--json', '--pack-destination', work], { cwd: REPO }));
-  packed = (JSON.parse(json) as (typeof packed)[])[0]!;
-  const tarball = path.join(work, packed.filename);
+  // `npm pack` runs prepack (a fresh build into dist/) and says, with --json, what the tarball holds.
+  packed = await timed('npm pack', () => packOkt(work));
+  const tarball = packed.tarball;
 
   mkdirSync(project);
   await timed('npm init', async () => {
