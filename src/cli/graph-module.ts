@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { GraphDefinitionError, isGraph, loadGraph, type Graph } from '../graph/index.ts';
+import { oktPackageRoot } from './package-root.ts';
 import { CliError, EXIT } from './errors.ts';
 
 const MODULE_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
@@ -77,13 +78,6 @@ async function importModule(file: string, absolute: string): Promise<Record<stri
   }
 }
 
-/** The root of the okt package this module belongs to (a checkout, or node_modules/okt): where its package.json is. */
-function packageRoot(): string {
-  let dir = import.meta.dirname;
-  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-}
-
 /**
  * The build of one of okt's own TypeScript modules in an installed package (node_modules/okt/graphs/
  * database.ts, which the packaged graphs/database.sidecar.yaml names): Node strips no types under
@@ -91,7 +85,7 @@ function packageRoot(): string {
  */
 function builtTwin(absolute: string): string | undefined {
   if (!/\.[mc]?ts$/.test(absolute) || !absolute.split(path.sep).includes('node_modules')) return undefined;
-  const root = packageRoot();
+  const root = oktPackageRoot();
   const relative = path.relative(root, absolute);
   if (relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
   const built = path.join(root, 'dist', relative.replace(/\.([mc]?)ts$/, '.$1js'));

@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { CliError, EXIT, runAction, usageError } from './errors.ts';
+import { oktPackageRoot } from './package-root.ts';
 import {
   GENERATED,
   generateCommands,
@@ -33,7 +34,7 @@ interface InitFlags {
 
 /** This okt: its package root, and whether it runs from a checkout's TypeScript sources or its build. */
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+const ROOT = oktPackageRoot();
 const run = promisify(execFile);
 
 export function initCommand(): Command {
@@ -150,13 +151,4 @@ function entryModules(exports: Record<string, unknown>): Record<string, string> 
     modules[`okt${subpath.slice(1)}`] = pathToFileURL(path.join(ROOT, own)).href;
   }
   return modules;
-}
-
-/** The directory of the package.json named okt above `from`. */
-function packageRoot(from: string): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const file = path.join(dir, 'package.json');
-    if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'okt') return dir;
-    if (path.dirname(dir) === dir) throw new Error(`okt init: no package.json of okt above ${from}`);
-  }
 }

@@ -4,6 +4,7 @@
 // revision, transition, nodes, path, generation), so a write's events cost a few bytes each; once
 // they are delivered they go with the next write, and at rest nothing but that short record stays.
 import type { EmittedEvents, LifecycleStatus, OperationStatus, OutboxEntry } from '../kube/lifecycle-resource.ts';
+import type { LifecycleEventData } from './types.ts';
 
 /** Every lifecycle event type starts so; `emitted` keeps only the rest. */
 const TYPE_PREFIX = 'dev.okt.lifecycle.';
@@ -34,8 +35,8 @@ function baseData(status: LifecycleStatus, graph: string, desired: string, type:
 }
 
 /** What an event says of an operation. */
-export function operationSummary(operation: OperationStatus): { id: string; node: string; phase: OperationStatus['phase']; message?: string } {
-  const out: ReturnType<typeof operationSummary> = { id: operation.id, node: operation.node, phase: operation.phase };
+export function operationSummary(operation: OperationStatus): NonNullable<LifecycleEventData['operation']> {
+  const out: NonNullable<LifecycleEventData['operation']> = { id: operation.id, node: operation.node, phase: operation.phase };
   if (operation.message !== undefined) out.message = operation.message;
   return out;
 }
