@@ -18,7 +18,7 @@ import { adminGet } from './admin-get.ts';
 import { ctr } from './ctr.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
 import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
-import { isStillOurs, killAndWait, killNow, killPids, launchProcess, pidsWhere, stopProcess, type ProcessRecord } from './processes.ts';
+import { exitStatusOf, isStillOurs, killAndWait, killNow, killPids, launchProcess, pidsWhere, stopProcess, type ProcessRecord } from './processes.ts';
 import { waitFor } from '../util/wait-for.ts';
 import { tailOf, which } from './run.ts';
 
@@ -304,7 +304,10 @@ function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<
     what,
     async () => {
       const dead = started.find((record) => !isStillOurs(record));
-      if (dead) throw new ComponentExited(`${dead.name} exited while waiting for ${what}; last lines of its log:\n${logTail(dead.name, 20)}`);
+      if (dead) {
+        const how = exitStatusOf(dead);
+        throw new ComponentExited(`${dead.name} exited${how ? ` (${how})` : ''} while waiting for ${what}; last lines of its log:\n${logTail(dead.name, 20) || '(empty)'}`);
+      }
       return check();
     },
     { timeoutMs, intervalMs: 250, isFatal: (error) => error instanceof ComponentExited },

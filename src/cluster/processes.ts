@@ -31,6 +31,14 @@ function argvOf(pid: number): string[] | undefined {
   }
 }
 
+/** How processes this one started ended, by pid: a component that died says how. */
+const exitStatuses = new Map<number, string>();
+
+/** How a process this one started ended ("exit code 1", "killed by SIGTERM"), when it has and this process saw it. */
+export function exitStatusOf(record: ProcessRecord): string | undefined {
+  return exitStatuses.get(record.pid);
+}
+
 /** Whether the pid still runs the process okt started (same executable, same marker argument). */
 export function isStillOurs(record: ProcessRecord): boolean {
   const argv = argvOf(record.pid);
@@ -120,6 +128,8 @@ export async function launchProcess(options: LaunchOptions): Promise<ProcessReco
     if (child.pid === undefined) throw new Error(`${name} did not start (${executable})`);
     if (detached) child.unref();
     record = { name, pid: child.pid, executable, marker };
+    const pid = child.pid;
+    child.on('exit', (code, signalName) => exitStatuses.set(pid, signalName ? `killed by ${signalName}` : `exit code ${code}`));
   } finally {
     closeSync(log);
   }
