@@ -2,7 +2,7 @@
 #   docker build -t okt:latest .
 #   docker run --rm okt:latest graph validate graphs/database.ts
 # Without a Docker daemon, `npx okt image build` builds this file as it is with buildah (and stands in
-# for node:24-slim when it cannot be pulled; README, "`okt manifests` and the Dockerfile").
+# for node:24-slim when it cannot be pulled; docs/cli.md, "`okt manifests` and the Dockerfile").
 # Node 24 runs okt's TypeScript sources directly (type stripping): the image runs the same code the
 # tests run. The build stage compiles them with tsc, so a tree that does not type-check fails here.
 

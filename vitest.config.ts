@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 // firewall rules while it runs, so it runs only where asked (OKT_IN_CLUSTER=1; .ci/run sets it).
 const inCluster = process.env.OKT_IN_CLUSTER === '1';
 if (!inCluster && !process.env.VITEST_WORKER_ID) {
-  process.stderr.write('okt: the in-cluster suite (a real node) is not run; run it with: OKT_IN_CLUSTER=1 npm test (as root; README: "okt in the cluster, on a real node")\n');
+  process.stderr.write('okt: the in-cluster suite (a real node) is not run; run it with: OKT_IN_CLUSTER=1 npm test (as root; docs/testing.md: "okt in the cluster, on a real node")\n');
 }
 
 export default defineConfig({

@@ -1,4 +1,4 @@
-// Figures for the README and notes: a cached start of etcd + kube-apiserver to /readyz, and the peak
+// Figures for docs/testing.md, "Measured", and notes: a cached start of etcd + kube-apiserver to /readyz, and the peak
 // memory (VmHWM, Linux) of both processes while the e2e suite runs against them.
 // Usage: node scripts/measure-control-plane.ts   (provisions first if needed; that time is printed too)
 import { spawnSync } from 'node:child_process';

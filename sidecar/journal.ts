@@ -45,7 +45,7 @@ export interface OperationRecord {
   operation: Operation;
 }
 
-/** The journal could not be read or written: the sidecar cannot go on without it (see the README, Durability). */
+/** The journal could not be read or written: the sidecar cannot go on without it (see docs/sidecar.md, Durability). */
 export class JournalIOError extends Error {
   override name = 'JournalIOError';
   readonly file: string;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 
-/** The exit codes of every `okt` command (documented in the README). */
+/** The exit codes of every `okt` command (documented in docs/cli.md, "Exit codes"). */
 export const EXIT = {
   ok: 0,
   /** A check failed (invalid graph, unreachable desired node) or the thing asked for was not found. */

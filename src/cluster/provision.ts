@@ -271,7 +271,7 @@ export function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
       'Either install it by hand:',
       `  - etcd on PATH (Debian: apt-get install ${RUNTIME_PACKAGES.join(' ')});`,
       `  - a kube-apiserver binary (v1.20 or later) at ${apiserverBinaryPath(env)}`,
-      `    (build recipe: README.md, section "Control plane"; build tools: ${BUILD_PACKAGES.join(' ')});`,
+      `    (build recipe: docs/operations.md, section "Control plane"; build tools: ${BUILD_PACKAGES.join(' ')});`,
       'or point okt at an existing cluster instead:',
       '  - export OKT_E2E_KUBECONFIG=/path/to/kubeconfig   (the end-to-end tests use it instead of starting one)',
       '  - export KUBECONFIG=/path/to/kubeconfig           (okt commands)',

@@ -1,4 +1,4 @@
-// One outbox entry of a lifecycle CR as a CloudEvent 1.0: the attributes are an API (see README "CloudEvents").
+// One outbox entry of a lifecycle CR as a CloudEvent 1.0: the attributes are an API (see docs/events.md).
 import { CloudEvent, ValidationError } from 'cloudevents';
 import { z } from 'zod';
 import type { OutboxEntry } from '../kube/lifecycle-resource.ts';

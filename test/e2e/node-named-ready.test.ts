@@ -1,6 +1,6 @@
 // A user's first graph names a node Ready, the most common state name there is. On a real API server
 // okt's own Ready (kstatus) and the node's condition (node.okt.dev/Ready) live side by side, and
-// `kubectl wait` waits for either, the way the README says.
+// `kubectl wait` waits for either, the way docs/operator.md says (Conditions).
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defineGraph } from '../../src/graph/index.ts';

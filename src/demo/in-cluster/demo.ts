@@ -1,4 +1,4 @@
-// `npm start -- --in-cluster`: okt deployed the way the README tells users to, on a real node. The okt
+// `npm start -- --in-cluster`: okt deployed the way docs/cli.md tells users to, on a real node. The okt
 // image built from the repository's Dockerfile, `okt manifests ... | kubectl apply -f -` for the
 // operator, PostgreSQL in a Pod with the okt sidecar container `okt manifests --sidecar-only` prints,
 // a CloudEvents receiver behind a Service; then the database walked as the local demo walks it.
@@ -200,7 +200,7 @@ export class InClusterDemo {
   }
 }
 
-/** The operator's `okt manifests` flags, as the README shows them, plus host aliases where there is no DNS. */
+/** The operator's `okt manifests` flags, as docs/cli.md shows them, plus host aliases where there is no DNS. */
 export function manifestArgs(hostAliases: readonly string[]): string[] {
   return [
     'manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--short-names', 'odb',

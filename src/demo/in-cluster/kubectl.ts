@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { serviceHost } from './objects.ts';
 
-// kubectl as a user runs it: the in-cluster demo applies and reads with the same commands the README shows.
+// kubectl as a user runs it: the in-cluster demo applies and reads with the same commands the docs show (docs/cli.md, docs/getting-started.md).
 
 export class KubectlError extends Error {}
 
@@ -25,7 +25,7 @@ export function applyYaml(kubeconfig: string, yaml: string): Promise<string> {
   return kubectl(kubeconfig, ['apply', '-f', '-'], yaml);
 }
 
-/** A namespace, and in it the README's `kubectl create secret generic NAME --from-literal=token=...`. */
+/** A namespace, and in it docs/cli.md's `kubectl create secret generic NAME --from-literal=token=...`. */
 export async function namespaceWithToken(kubeconfig: string, namespace: string, secret: string, token: string): Promise<void> {
   await applyYaml(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
   await applyYaml(kubeconfig, await kubectl(kubeconfig, ['-n', namespace, 'create', 'secret', 'generic', secret, `--from-literal=token=${token}`, '--dry-run=client', '-o', 'yaml']));

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { okAsUser as ok, packOkt, PACKAGE, projectEnv as envOf, REPO, runAsUser as run, stepTimer, userEnv, type PackedOkt } from '../../fixtures/npm-project.ts';
 
 // What a user does with okt as a dependency, from a tarball of this checkout (`npm pack`): a new ESM
-// project outside the repository, Node 24 brought by the project (the `node` package, as README "Use
-// okt in your own project" says), okt installed from the tarball; then a TypeScript file that imports
+// project outside the repository, Node 24 brought by the project (the `node` package, as docs/use-as-dependency.md
+// says), okt installed from the tarball; then a TypeScript file that imports
 // every documented subpath, type-checked and run by that Node, `npx okt --version`, and the packaged
 // example sidecar config started as it is. npm fetches what its cache lacks from the registry. The
 // user's shell (npm on the machine's Node, the project's Node inside it) is test/fixtures/npm-project.ts.
