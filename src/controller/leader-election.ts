@@ -13,6 +13,14 @@ export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
+/** Written with each acquire and renewal of the Lease, read from the Lease this process acquired. */
+export interface LeaseRecord {
+  /** The annotations to write over `current` (the Lease's, as last read or written). */
+  annotations(current: Readonly<Record<string, string>>): Record<string, string>;
+  /** Leadership begins; `annotations` are what the previous holder left. */
+  acquired(annotations: Readonly<Record<string, string>>): void;
+}
+
 /** client-go's defaults. */
 export const DEFAULT_LEADER_ELECTION = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
 const JITTER = 1.2;
@@ -28,6 +36,8 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   onStartedLeading?: () => void;
+  /** What the leader writes into the Lease's annotations with each acquire and renewal, and reads back when it acquires. */
+  record?: LeaseRecord;
   /** Called once leadership is lost or released; the process should stop reconciling. */
   onStoppedLeading?: () => void;
   onNewLeader?: (identity: string) => void;
@@ -153,12 +163,11 @@ export class LeaderElector {
         } catch (err) {
           if (!isNotFound(err)) throw err;
           this.#lease = await transport.create<Lease>(LEASES, namespace, {
-            apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace },
+            apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace, annotations: this.#annotations(undefined) },
             spec: this.#record(now, undefined),
           });
           this.#observe(this.#lease.spec, now);
-          this.#leader = true;
-          return true;
+          return this.#lead({});
         }
         this.#observe(lease.spec, now);
         const holder = lease.spec?.holderIdentity ?? '';
@@ -168,16 +177,29 @@ export class LeaderElector {
           return false;
         }
       }
-      this.#lease = await transport.replace<Lease>(LEASES, namespace, name, { ...lease, spec: this.#record(now, lease.spec) });
+      const previous = lease.metadata?.annotations ?? {};
+      const metadata = { ...lease.metadata, annotations: this.#annotations(lease) };
+      this.#lease = await transport.replace<Lease>(LEASES, namespace, name, { ...lease, metadata, spec: this.#record(now, lease.spec) });
       this.#observe(this.#lease.spec, now);
-      this.#leader = true;
-      return true;
+      return this.#lead(previous);
     } catch (err) {
       this.#lease = undefined; // read it afresh next time
       // A conflict is a lost race with another candidate: expected, not worth a warning.
       if (!isConflict(err)) this.#log.warn({ err }, 'lease acquire/renew failed');
       return false;
     }
+  }
+
+  /** Leading from now on; `previous`: the annotations of the Lease as this replica acquired it. */
+  #lead(previous: Readonly<Record<string, string>>): true {
+    if (!this.#leader) this.#opts.record?.acquired(previous);
+    this.#leader = true;
+    return true;
+  }
+
+  #annotations(lease: Lease | undefined): Record<string, string> {
+    const current = lease?.metadata?.annotations ?? {};
+    return { ...current, ...this.#opts.record?.annotations(current) };
   }
 
   #record(now: Date, previous: LeaseSpec | undefined): LeaseSpec {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { KubeObject, KubeTransport } from '../kube/transport/index.ts';
 import type { Controller } from './controller.ts';
 import type { Informer } from './informer.ts';
-import { LeaderElector } from './leader-election.ts';
+import { LeaderElector, type LeaseRecord } from './leader-election.ts';
 import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { startHealthServer, type HealthServer, type ReadinessReport } from './health-server.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -28,6 +28,8 @@ export interface ManagerOptions {
   health?: { port: number; host?: string } | false;
   /** Absent or false: this replica reconciles as soon as its caches are synced. */
   leaderElection?: ManagerLeaderElection | false;
+  /** Kept in the Lease's annotations by the leader (with leader election only). */
+  leaseRecord?: LeaseRecord;
   /**
    * Leadership lost without `stop()` (renewals failed past the renew deadline, or another replica
    * holds the Lease). The manager has already stopped its controllers: queued keys dropped, the
@@ -113,6 +115,7 @@ export class Manager {
       ...leaderElection,
       identity: leaderElection.identity ?? `${hostname()}_${randomUUID()}`,
       logger: this.logger,
+      ...(this.#options.leaseRecord ? { record: this.#options.leaseRecord } : {}),
       onStartedLeading: () => {
         this.metrics.isLeader.set(1);
         this.#controllersRunning = this.#startControllers();

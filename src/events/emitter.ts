@@ -147,6 +147,32 @@ export class LifecycleEventEmitter {
     return this.#lanes.get(uid)?.delivered ?? this.#settled.get(uid) ?? 0;
   }
 
+  /**
+   * Events up to `sequence` of this CR count as delivered without being sent (an earlier leader
+   * delivered them). Entries already queued up to there are dropped.
+   */
+  acknowledge(resource: OfferedResource, sequence: number): void {
+    if (this.#closed || sequence <= this.delivered(resource.uid)) return;
+    const lane = this.#lane(resource);
+    lane.delivered = sequence;
+    // The head of a lane sending stays until its answer (#send shifts it).
+    const sending = lane.state === 'sending' ? lane.queue[0] : undefined;
+    lane.queue = lane.queue.filter((q) => q === sending || q.entry.sequence > sequence);
+    this.#settle(lane);
+  }
+
+  /** The commit time (ms) of the oldest event offered and not delivered yet, over every CR; undefined when none waits. */
+  oldestUndeliveredTime(): number | undefined {
+    let oldest: number | undefined;
+    for (const lane of this.#lanes.values()) {
+      for (const { entry } of lane.queue) {
+        const time = Date.parse(entry.time);
+        if (oldest === undefined || time < oldest) oldest = time;
+      }
+    }
+    return oldest;
+  }
+
   /** The event the sink refuses (400, 413, 415, 422, or an entry that is no valid event): the CR's later events wait. */
   blocked(uid: string): BlockedStream | undefined {
     return this.#lanes.get(uid)?.blocked;

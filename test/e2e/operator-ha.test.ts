@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createNamespace, e2eKubeConfig, mergePatch, waitFor } from './helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
+import { createLifecycleEventReceiver, type LifecycleEvent } from '../../src/events/index.ts';
+import { EVENTS_DELIVERED_BEFORE } from '../../src/controller/lifecycle/index.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
@@ -76,6 +78,49 @@ describe('the operator beside other writers and replicas', () => {
     } finally {
       await killHard(first);
       await killHard(second);
+    }
+  });
+
+  test('a new leader does not send again what its predecessor delivered (the mark in the Lease), and sends what it did not', async () => {
+    const received: LifecycleEvent[] = [];
+    const receiver = await createLifecycleEventReceiver({ dedupe: 0, onEvent: (event) => void received.push(event) });
+    const lease = ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', 'okt-mark', '--lease-duration', '3', '--renew-deadline', '2', '--retry-period', '0.5', '--sink', receiver.url];
+    const coordination = kc.makeApiClient(CoordinationV1Api);
+    const readLease = () => coordination.readNamespacedLease({ name: 'okt-mark', namespace }).catch(() => undefined);
+    const names = ['marked-a', 'marked-b', 'marked-c'];
+    const first = spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, extra: [...lease, '--leader-election-identity', 'first'] });
+    let second: ReturnType<typeof spawnOperator> | undefined;
+    try {
+      for (const name of names) await api.create(namespace, name, { desiredState: 'Running', onLeaf: 'Keep' });
+      const sequences = new Map<string, number>();
+      for (const name of names) {
+        const db = await waitForDatabase(kc, namespace, name, 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+        sequences.set(db.metadata.uid!, db.status!.sequence!);
+      }
+      const deliveredAll = () => [...sequences].every(([uid, sequence]) => received.some((e) => e.partitionkey === uid && Number(e.sequence) === sequence));
+      await waitFor('every event delivered', async () => deliveredAll() || undefined);
+      const newest = Math.max(...received.map((e) => Date.parse(e.time)));
+      // The leader's renewals carry the mark past every delivered event.
+      await waitFor('the mark past the last delivery', async () => (Date.parse((await readLease())?.metadata?.annotations?.[EVENTS_DELIVERED_BEFORE] ?? '') > newest) || undefined);
+      const before = received.length;
+      // A crash: no release, the next leader waits out the lease.
+      await killHard(first);
+      second = spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, extra: [...lease, '--leader-election-identity', 'second'] });
+      await waitFor('the second replica leads', async () => ((await readLease())?.spec?.holderIdentity === 'second') || undefined, 20_000);
+      await api.patchSpec(namespace, 'marked-a', { desiredState: 'Servicing' });
+      await waitForDatabase(kc, namespace, 'marked-a', 'Ready at Servicing', (o) => o.status?.state === 'Servicing' && conditionOf(o, 'Ready')?.status === 'True', 60_000);
+      const uid = [...sequences.keys()][0]!;
+      const servicing = await waitFor('the move to Servicing delivered', async () => received.slice(before).find((e) => e.partitionkey === uid && e.data.to === 'Servicing'));
+      // Let the new leader look at every CR, then: nothing delivered before the crash came again.
+      await sleep(2_000);
+      const ids = received.map((e) => e.id);
+      expect(new Set(ids).size, `redelivered after the new leader took over: ${ids.filter((id, i) => ids.indexOf(id) !== i).join(', ')}`).toBe(ids.length);
+      expect(received.slice(before).every((e) => e.partitionkey === uid), 'only the moved CR sends after the takeover').toBe(true);
+      expect(servicing.type).toBe('dev.okt.lifecycle.transition.v1');
+    } finally {
+      await killHard(first);
+      if (second) await killHard(second);
+      await receiver.close();
     }
   });
 });

@@ -6,3 +6,4 @@ export { startOperator } from './operator.ts';
 export type { OperatorKind, OperatorOptions, OperatorSettings, RunningOperator } from './operator.ts';
 export { parseShard, shardOf, shardKeyOf, SHARD_KEY_LABEL } from './shard.ts';
 export type { Shard } from './shard.ts';
+export { DeliveryMark, EVENTS_DELIVERED_BEFORE } from './delivery-mark.ts';

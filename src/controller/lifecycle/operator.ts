@@ -7,6 +7,7 @@ import { LifecycleEventEmitter, type EmitMode, type EmittedResource } from '../.
 import { LifecycleController, type LifecycleResourceRef } from './reconciler.ts';
 import type { SidecarDefaults } from './sidecar-clients.ts';
 import type { Shard } from './shard.ts';
+import { DeliveryMark } from './delivery-mark.ts';
 import { startTracing, type TracingOptions } from '../tracing.ts';
 
 /** One kind of custom resource the operator serves, and the graph that drives it. */
@@ -81,12 +82,16 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const logger = options.logger ?? createLogger();
   const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, { connections: options.connections ?? 16 });
   const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
+  // The leader keeps in its Lease a time before which every event is known delivered, so that the next
+  // leader does not send again what CRs at rest still hold (the emitter is made below; read only once leading).
+  const deliveryMark = options.leaderElection ? new DeliveryMark({ oldestUndeliveredTime: () => events.oldestUndeliveredTime() }) : undefined;
   if (options.leaderElection) {
     // One Lease guards the process, not each kind (as controller-runtime's Manager guards all its
     // controllers): a lost Lease ends the process below, every kind with it, so Leases per kind would
     // not let kinds move on their own. Kinds spread over processes run as operators of their own, each
     // with its own Lease name.
     managerOptions.leaderElection = options.leaderElection;
+    managerOptions.leaseRecord = deliveryMark;
     // As controller-runtime does: a replica that lost its Lease stops campaigning, so alive it would run
     // nothing for ever (and with every replica so, no operator would run). It exits to come back fresh.
     managerOptions.onLeadershipLost = () => {
@@ -119,6 +124,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
         logger,
         events,
         ...tracer,
+        ...(deliveryMark ? { deliveryMark } : {}),
         ...pick(options, ['namespace', 'labelSelector', 'shard', 'workers', 'sidecar', 'pollIntervalMs', 'resyncPeriodMs', 'watchIdleTimeoutMs', 'teardownGraceMs', 'outboxLimit']),
       }));
     }

@@ -21,6 +21,7 @@ import type { Logger } from '../logger.ts';
 import { bothSelectors, SHARD_KEY_LABEL, shardKeyOf, shardOf, shardSelector, UNKEYED_SELECTOR, type Shard } from './shard.ts';
 import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
 import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
+import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
   ABANDON_ANNOTATION,
@@ -62,6 +63,8 @@ export interface LifecycleEvents {
   delivered(uid: string): number;
   /** The event the sink refuses for this uid, if it does: later events wait behind it. */
   blocked(uid: string): { sequence: number; reason: string } | undefined;
+  /** Events up to `sequence` count as delivered without being sent (an earlier leader delivered them). */
+  acknowledge(resource: EventResource, sequence: number): void;
   forget(uid: string): void;
 }
 
@@ -106,6 +109,8 @@ export interface LifecycleControllerOptions {
   logger?: Logger;
   /** Traces each reconcile that commits events, its sidecar start, the action's run and the events' delivery. */
   tracer?: Tracer;
+  /** With leader election: what the Lease says was delivered, and what this process writes back into it. */
+  deliveryMark?: DeliveryMark;
 }
 
 type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
@@ -165,6 +170,7 @@ export class LifecycleController {
     if (options.metrics !== undefined) controllerOptions.metrics = options.metrics;
     if (options.logger !== undefined) controllerOptions.logger = options.logger;
     this.controller = new Controller(controllerOptions);
+    options.deliveryMark?.track(controllerOptions.name, () => this.informer.store.keys());
     // The shard's own cache holds its CRs only (by their label); a newcomer is taken by the shard of its uid.
     const enqueue = (obj: LifecycleObject) => this.controller.enqueue(keyOf(obj));
     const enqueueOwn = (obj: LifecycleObject) => {
@@ -283,7 +289,7 @@ export class LifecycleController {
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
-    this.#offer(resource, stored);
+    this.#offer(key, resource, stored);
 
     const sidecar = await this.#sidecarView(resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
@@ -294,12 +300,15 @@ export class LifecycleController {
       if (sidecar.kind !== 'answered') view.namespaceTerminating = await this.#namespaceTerminating(metadata.namespace, ctx);
     }
     const refusal = this.#refusals.get(key);
+    const now = new Date().toISOString();
+    // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
+    const releaseHold = this.#options.deliveryMark?.hold(now);
     const effects = step({
       model: this.#model,
       resource: view,
       sidecar,
       delivered: events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER,
-      now: new Date().toISOString(),
+      now,
       outboxLimit: this.#options.outboxLimit ?? 64,
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
       ...(refusal === undefined ? {} : { startRefused: refusal }),
@@ -314,16 +323,24 @@ export class LifecycleController {
     try {
       return await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
     } finally {
+      releaseHold?.();
       span?.end();
     }
   }
 
   /** Hands the events a status holds to the emitter (which ignores those it delivered or queued already). */
-  #offer(resource: EventResource, status: LifecycleStatus | undefined): void {
-    const events = this.#options.events;
+  #offer(key: string, resource: EventResource, status: LifecycleStatus | undefined): void {
+    const { events, deliveryMark } = this.#options;
+    deliveryMark?.lookedAt(this.controller.name, key);
     // Most looks find every event delivered already: nothing to read back.
     if (events === undefined || status === undefined || status.sequence <= events.delivered(resource.uid)) return;
-    events.offer(resource, statusEvents(status, this.#model.graph.name));
+    const stored = statusEvents(status, this.#model.graph.name);
+    // Those an earlier leader delivered (committed before the mark it left), in order up to the first that may not be.
+    const before = deliveryMark?.deliveredBefore;
+    const known = before === undefined ? 0 : stored.findIndex((entry) => !(Date.parse(entry.time) < before));
+    const skipped = known === -1 ? stored.length : known;
+    if (skipped > 0) events.acknowledge(resource, stored[skipped - 1]!.sequence);
+    events.offer(resource, skipped > 0 ? stored.slice(skipped) : stored);
   }
 
   /** The span of a reconcile whose status write commits events (a transition, an action's start or end, a stall...). */
@@ -349,7 +366,7 @@ export class LifecycleController {
       const before = 'state' in effects.status ? obj.status ?? {} : { conditions: (obj.status as { conditions?: unknown } | undefined)?.conditions };
       obj = await this.#patchStatus(obj, before, effects.status);
       if ('state' in effects.status) this.#recordWrite(stored, effects.status, seen, span, ctx);
-      if ('state' in effects.status) this.#offer(resource, effects.status);
+      if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
