@@ -117,8 +117,16 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       commands.set(name, { executable, args });
       started.push(await launchComponent(name, executable, args, layout, options.detached));
     };
+    /** The component with the same arguments, its log appended to. */
+    const launchAgain = async (component: string) => {
+      const index = started.findIndex((record) => record.name === component);
+      const command = commands.get(component);
+      if (index < 0 || !command) throw new Error(`no ${component} runs on this node`);
+      started[index] = await launchComponent(component, command.executable, command.args, layout, options.detached, false);
+    };
+    const components: Components = { started, layout, restarted: new Set(), relaunch: launchAgain, progress };
     await launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
-    await waitWhileRunning('containerd', () => existsSync(layout.socket) || undefined, started, layout, 20_000);
+    await waitWhileRunning('containerd', () => existsSync(layout.socket) || undefined, components, 20_000);
     importPauseImage(layout.socket, kubeBinaryPath('pause'));
 
     const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
@@ -173,14 +181,13 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       `--config-sync-period=15m`,
     ]);
     progress(`okt cluster: node ${access.nodeName} starting (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler; logs in ${layout.logDir})`);
-    await waitWhileRunning(`Node ${access.nodeName} Ready`, () => nodeIsReady(options.server, options.adminToken, access.nodeName), started, layout, options.readyTimeoutMs ?? 120_000);
+    await waitWhileRunning(`Node ${access.nodeName} Ready`, () => nodeIsReady(options.server, options.adminToken, access.nodeName), components, options.readyTimeoutMs ?? 120_000);
     const restart = async (component: string, { downMs = 0 } = {}) => {
-      const index = started.findIndex((record) => record.name === component);
-      const command = commands.get(component);
-      if (index < 0 || !command) throw new Error(`no ${component} runs on this node`);
-      await killAndWait(started[index]!);
+      const record = started.find((r) => r.name === component);
+      if (!record) throw new Error(`no ${component} runs on this node`);
+      await killAndWait(record);
       await sleep(downMs);
-      started[index] = await launchComponent(component, command.executable, command.args, layout, options.detached, false);
+      await launchAgain(component);
     };
     return { name: access.nodeName, address: access.address, processes: started, readyAfterMs: Date.now() - launchedAt, restart };
   } catch (error) {
@@ -297,16 +304,26 @@ function launchComponent(name: string, executable: string, args: string[], layou
   });
 }
 
-/** Wait for `what`, failing at once with the component's log when a component exits meanwhile. */
-function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<T | undefined>, started: readonly ProcessRecord[], layout: NodeLayout, timeoutMs: number): Promise<T> {
+/**
+ * Wait for `what`. A component that exits meanwhile is started again once, as its supervisor on a real
+ * node would (systemd's Restart=on-failure); a second exit fails at once with how it ended and its log.
+ */
+function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<T | undefined>, components: Components, timeoutMs: number): Promise<T> {
+  const { started, layout } = components;
   const logTail = (name: string, lines: number) => tailOf(join(layout.logDir, `${name}.log`), lines);
   return waitFor(
     what,
     async () => {
       const dead = started.find((record) => !isStillOurs(record));
       if (dead) {
-        const how = exitStatusOf(dead);
-        throw new ComponentExited(`${dead.name} exited${how ? ` (${how})` : ''} while waiting for ${what}; last lines of its log:\n${logTail(dead.name, 20) || '(empty)'}`);
+        const how = `${dead.name} exited (${exitStatusOf(dead) ?? 'how, this process did not see'})`;
+        if (components.restarted.has(dead.name)) {
+          throw new ComponentExited(`${how} again while waiting for ${what}; last lines of its log:\n${logTail(dead.name, 20) || '(empty)'}`);
+        }
+        components.restarted.add(dead.name);
+        components.progress(`okt cluster: ${how} while waiting for ${what}; starting it again (log: ${join(layout.logDir, `${dead.name}.log`)}): ${logTail(dead.name, 3) || 'its log is empty'}`);
+        await components.relaunch(dead.name);
+        return undefined;
       }
       return check();
     },
@@ -316,6 +333,16 @@ function waitWhileRunning<T>(what: string, check: () => T | undefined | Promise<
     const logs = started.map((r) => `--- ${r.name}:\n${logTail(r.name, 8)}`).join('\n');
     throw new Error(`${(error as Error).message}; last lines of the logs:\n${logs}`);
   });
+}
+
+/** The node's components as started, and how to start one again. */
+interface Components {
+  readonly started: ProcessRecord[];
+  readonly layout: NodeLayout;
+  /** Components started again after an exit while waiting (once each). */
+  readonly restarted: Set<string>;
+  relaunch(name: string): Promise<void>;
+  progress(line: string): void;
 }
 
 class ComponentExited extends Error {}
