@@ -53,10 +53,15 @@ export function projectNamesProblems(names: ProjectNames, nameFrom: string): str
   return [...(nameProblem === undefined ? [] : [`--name: ${nameProblem}${nameFrom}`]), ...crdNameProblems({ ...names, kind })];
 }
 
+/** The URL of the project's sidecar on a cluster: the Service docs/getting-started.md has the user make in `default`. */
+function clusterSidecarUrl(names: ProjectNames): string {
+  return `http://${names.name}.default.svc:8479`;
+}
+
 /** `okt crd` and `okt manifests` as the project's scripts run them (without the leading `okt`). */
 export function generateCommands(names: ProjectNames): { crd: string[]; manifests: string[] } {
   const crd = ['crd', 'graph.ts', '--group', names.group, '--version', names.version, '--kind', names.kind];
-  return { crd, manifests: ['manifests', ...crd.slice(1), '--image', `${names.name}:latest`] };
+  return { crd, manifests: ['manifests', ...crd.slice(1), '--image', `${names.name}:latest`, '--sidecar-url', clusterSidecarUrl(names)] };
 }
 
 /** The generated files `npm run generate` rewrites, by script. */

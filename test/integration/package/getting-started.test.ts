@@ -2,24 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packOkt, REPO, runAsUser, stepTimer } from '../../fixtures/npm-project.ts';
+import { packOkt, runAsUser, stepTimer } from '../../fixtures/npm-project.ts';
+import { GUIDE, guideBlocks, guideMark } from '../../fixtures/guide.ts';
 
 // docs/getting-started.md, followed literally: its blocks marked `<!-- test: run -->` run in order, in
 // one shell of the user's (npm on the machine's Node), in a new directory holding the tarball that
 // `npm pack` of this checkout makes. They make a project with `okt init` (from the tarball, through
 // npx), then `npm install && npm test` in it (its test walks a resource on a real control plane with
 // the project's sidecar), then change its graph and test again. This is the acceptance of `okt init`.
-
-const GUIDE = path.join(REPO, 'docs/getting-started.md');
-const RUN_MARK = '<!-- test: run -->';
-
-/** The runnable blocks: a ```sh fence right after the mark line. */
-function runnableBlocks(markdown: string): string[] {
-  const blocks: string[] = [];
-  const pattern = new RegExp(`^${RUN_MARK}\\n\`\`\`sh\\n([\\s\\S]*?)^\`\`\`$`, 'gm');
-  for (const match of markdown.matchAll(pattern)) blocks.push(match[1]!);
-  return blocks;
-}
 
 const work = mkdtempSync(path.join(tmpdir(), 'okt-guide-'));
 let npxDir: string | undefined;
@@ -31,12 +21,12 @@ afterAll(() => {
 
 describe('docs/getting-started.md, run literally', () => {
   const markdown = readFileSync(GUIDE, 'utf8');
-  const blocks = runnableBlocks(markdown);
+  const blocks = guideBlocks('run', markdown);
 
   it('marks the blocks that make, install, test, change and test again a project', () => {
     expect(blocks.length).toBe(5);
     expect(blocks[0]).toMatch(/okt init my-app/);
-    expect(blocks.every((block) => !block.includes(RUN_MARK))).toBe(true);
+    expect(blocks.every((block) => !block.includes(guideMark('run')))).toBe(true);
   });
 
   it('okt init from the packed okt, then npm install && npm test pass; the test walks a resource to Running; after a change of the graph, again', async () => {
