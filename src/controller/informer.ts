@@ -4,7 +4,7 @@ import {
 } from '../kube/transport/index.ts';
 import { exponentialBackoffMs } from './rate-limiter.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { StringPool } from './string-pool.ts';
+import { CompactMap } from './compact-map.ts';
 
 /** Read access to an informer's cache, by `namespace/name`. */
 export interface Store<T> {
@@ -29,7 +29,7 @@ export interface InformerOptions<T extends KubeObject> {
   /** Default: all namespaces. */
   namespace?: string;
   labelSelector?: string;
-  /** Shrinks each object before it is cached. Default: `stripManagedFields`, and repeated strings shared (StringPool). */
+  /** Shrinks each object before it is cached (compacted: CompactMap). Default: `stripManagedFields`. */
   transform?: (obj: KubeObject) => T;
   /** Calls onUpdate(obj, obj) for every cached object this often; 0 (default) = never. */
   resyncPeriodMs?: number;
@@ -87,7 +87,8 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
  */
 export class Informer<T extends KubeObject = KubeObject> {
   readonly stats: InformerStats = { lists: 0, relists: 0, watches: 0, failures: 0, idleTimeouts: 0 };
-  readonly #items = new Map<string, T>();
+  /** The cache: each read is an object of its own (a handler or caller may change it freely). */
+  readonly #items = new CompactMap<T>();
   readonly #handlers: InformerHandler<T>[] = [];
   readonly #options: InformerOptions<T>;
   readonly #transform: (obj: KubeObject) => T;
@@ -115,8 +116,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     this.#idleTimeoutMs = idleMs;
     this.#options = options;
-    const pool = new StringPool();
-    this.#transform = options.transform ?? ((obj: KubeObject) => pool.share(stripManagedFields(obj)) as T);
+    this.#transform = options.transform ?? ((obj: KubeObject) => stripManagedFields(obj) as T);
     // With its group: an operator of several kinds may watch one plural of two groups.
     const { plural, group } = options.resource;
     this.#log = (options.logger ?? createLogger()).child({ informer: group === '' ? plural : `${plural}.${group}` });
@@ -223,17 +223,19 @@ export class Informer<T extends KubeObject = KubeObject> {
       resourceVersion = page.metadata.resourceVersion;
     } while (cont);
     this.stats.lists += 1;
-    for (const [key, old] of this.#items) {
+    for (const key of [...this.#items.keys()]) {
       if (!fresh.has(key)) {
+        const old = this.#items.get(key)!;
         this.#items.delete(key);
         this.#emit((h) => h.onDelete?.(old));
       }
     }
     for (const [key, obj] of fresh) {
       const old = this.#items.get(key);
+      if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) continue;
       this.#items.set(key, obj);
       if (!old) this.#emit((h) => h.onAdd?.(obj));
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.#emit((h) => h.onUpdate?.(old, obj));
+      else this.#emit((h) => h.onUpdate?.(old, obj));
     }
     this.#resourceVersion = resourceVersion;
     this.#log.debug({ resourceVersion, objects: fresh.size }, 'listed');
