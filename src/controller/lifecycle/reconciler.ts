@@ -141,6 +141,8 @@ export class LifecycleController {
   readonly #cancelled = new Set<string>();
   /** The traceparent of the reconcile that started each running operation (the parent of its action's span). */
   readonly #operationTraces = new Map<string, string>();
+  /** The reason of each cached CR whose Stalled condition is True. */
+  readonly #stalledReasons = new Map<string, string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
   #closed = false;
@@ -177,8 +179,12 @@ export class LifecycleController {
       if (shard === undefined || shardOf(obj.metadata.uid ?? '', shard.count) === shard.index) enqueue(obj);
     };
     this.informer.addHandler({
-      onAdd: enqueue,
+      onAdd: (obj) => {
+        this.#noteStalled(obj);
+        enqueue(obj);
+      },
       onUpdate: (_old, obj) => {
+        this.#noteStalled(obj);
         // The echo of this controller's own write brings nothing new: the reconcile that wrote it has
         // already asked for what comes next (an operation's long-poll, `again`, a requeue).
         if (this.#isOwnEcho(obj)) return;
@@ -186,6 +192,7 @@ export class LifecycleController {
       },
       onDelete: (obj) => {
         const key = keyOf(obj);
+        this.#stalledReasons.delete(key);
         this.#written.delete(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
@@ -233,10 +240,14 @@ export class LifecycleController {
   /** The CRs of this controller whose Stalled condition is True, with its reason. */
   *#stalled(): Iterable<{ graph: string; reason: string }> {
     const graph = this.#model.graph.name;
-    for (const obj of this.informer.store.list()) {
-      const stalled = (obj.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === STALLED);
-      if (stalled?.status === 'True') yield { graph, reason: stalled.reason };
-    }
+    for (const reason of this.#stalledReasons.values()) yield { graph, reason };
+  }
+
+  /** Keeps the reason of a cached CR's Stalled condition while it is True (the metric reads these, not the cache). */
+  #noteStalled(obj: LifecycleObject): void {
+    const stalled = (obj.status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === STALLED);
+    if (stalled?.status === 'True') this.#stalledReasons.set(keyOf(obj), stalled.reason);
+    else this.#stalledReasons.delete(keyOf(obj));
   }
 
   /** The caches the manager starts and waits for. */
