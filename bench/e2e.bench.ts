@@ -6,8 +6,8 @@
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
 // 4. spec change (patch sent; patch acknowledged) -> transition CloudEvent at a loopback receiver,
 //    p50/p99, one CR alone and 100 CRs moving at once;
-// 5. operator heap per watched CR after GC (what the operator holds: the heap before and after its stop,
-//    in one process), at 1,000 and 5,000 CRs against an empty cache;
+// 5. operator heap per watched CR after GC (what the operator holds: the heap with it against the heap
+//    after an operator on an empty namespace ran and stopped, in one process), at 1,000 and 5,000 CRs;
 // 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards;
 // 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`);
 // 8. two more baselines for the multi-hop and chain walks: raw status patches of a minimal CR (a CRD of
@@ -798,11 +798,14 @@ function allDelivered(operator: RunningOperator): boolean {
 }
 
 /** 5. The heap after GC of a fresh operator process with `count` CRs of `namespace` in its cache, reconciled once. */
-/** The heap of a fresh process running an operator on `namespace`, with every CR cached, and after that operator's stop. */
-async function operatorHeap(bench: Bench, namespace: string, count: number): Promise<{ heapUsed: number; heapAfterStop: number; writes: number }> {
+const EMPTY_NAMESPACE = 'e2e-mem-empty';
+
+/** In a fresh process: the heap after an operator on an empty namespace ran and stopped, then with an operator on `namespace`, every CR cached. */
+async function operatorHeap(bench: Bench, namespace: string, count: number): Promise<{ heapUsed: number; heapBefore: number; writes: number }> {
   const script = fileURLToPath(new URL('./operator-heap.ts', import.meta.url));
-  const { stdout } = await execFileAsync(process.execPath, ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.database.sidecar.url, bench.database.sidecar.token], { maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { heapUsed: number; heapAfterStop: number; writes: number };
+  const args = ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.database.sidecar.url, bench.database.sidecar.token, EMPTY_NAMESPACE];
+  const { stdout } = await execFileAsync(process.execPath, args, { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { heapUsed: number; heapBefore: number; writes: number };
 }
 
 /** A CR at rest as the walk leaves it, to copy into the memory bench's CRs (their generation is 1). */
@@ -826,10 +829,10 @@ interface MemoryFigures {
 }
 
 async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: number; sizes: MemoryFigures[] }> {
-  await createNamespace(bench.raw, 'e2e-mem-empty');
-  // An operator with nothing to cache: what it holds whatever the CRs (connections, metrics, compiled tables).
-  const emptyRun = await operatorHeap(bench, 'e2e-mem-empty', 0);
-  const empty = emptyRun.heapUsed - emptyRun.heapAfterStop;
+  await createNamespace(bench.raw, EMPTY_NAMESPACE);
+  // An operator with nothing to cache: what it holds whatever the CRs (connections, queues, metrics).
+  const emptyRun = await operatorHeap(bench, EMPTY_NAMESPACE, 0);
+  const empty = emptyRun.heapUsed - emptyRun.heapBefore;
   const sizes: MemoryFigures[] = [];
   for (const count of MEMORY_SIZES) {
     const started = performance.now();
@@ -842,8 +845,8 @@ async function memory(bench: Bench, status: LifecycleStatus): Promise<{ empty: n
       await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i), 'status'), { status }));
     }
     const setupSeconds = (performance.now() - started) / 1000;
-    const { heapUsed, heapAfterStop, writes } = await operatorHeap(bench, namespace, count);
-    sizes.push({ crs: count, bytesPerCr: (heapUsed - heapAfterStop - empty) / count, setupSeconds, writes });
+    const { heapUsed, heapBefore, writes } = await operatorHeap(bench, namespace, count);
+    sizes.push({ crs: count, bytesPerCr: (heapUsed - heapBefore - empty) / count, setupSeconds, writes });
   }
   return { empty, sizes };
 }
@@ -1027,7 +1030,7 @@ export async function run(): Promise<Record<string, number>> {
     await reader.close();
     const { empty, sizes } = await memory(bench, restingStatus(walked.items[0]));
     const jsonBytes = JSON.stringify(walked.items[0]).length;
-    console.log(`\noperator heap per watched CR at rest (${jsonBytes} bytes of JSON as listed): in a fresh process each, the heap after GC with the operator running less the heap after its stop, against the ${(empty / 2 ** 20).toFixed(2)} MiB an operator holds on an empty namespace`);
+    console.log(`\noperator heap per watched CR at rest (${jsonBytes} bytes of JSON as listed): in a fresh process each, the heap after GC with the operator running less the heap after an operator on an empty namespace ran and stopped there, against the ${(empty / 2 ** 20).toFixed(2)} MiB an operator holds on an empty namespace`);
     console.table(sizes.map((m) => ({ CRs: m.crs, 'bytes/CR': fixed(m.bytesPerCr), 'operator writes': m.writes, 'setup s (create + status, raw; 0: the walked CRs)': fixed(m.setupSeconds, 1) })));
     figures['operator.heap_empty_bytes'] = empty;
     for (const m of sizes) figures[`operator.bytes_per_cr_${m.crs}`] = fixed(m.bytesPerCr);
