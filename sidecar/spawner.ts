@@ -86,10 +86,11 @@ class Spawner {
     if (this.listeners.size === 0) this.child?.channel?.unref();
   }
 
-  /** The spawner is gone: what it ran has no one to report on it; the next spawn starts another. */
+  /** The spawner is gone (or its channel failed): what it ran has no one to report on it; the next spawn starts another. */
   private lost(child: ChildProcess, message: string): void {
     if (this.child !== child) return;
     this.child = undefined;
+    if (child.connected) child.disconnect(); // a spawner still running kills what it started, then exits
     const orphans = [...this.listeners.values()];
     this.listeners.clear();
     for (const listener of orphans) listener.failed(message);
