@@ -194,7 +194,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
   });
   const metrics = createMetrics(() => manager);
   const probes = new Map<string, GraphProbe>();
-  spawner.start(); // now, so that the first action does not wait for it to start
+  spawner.retain();
   manager = await OperationManager.open(config, {
     onStarted(op) {
       metrics.started.inc({ graph: op.graph, node: op.node });
@@ -369,6 +369,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       ready = false;
       await Promise.all([...probes.values()].map((p) => p.stop()));
       await operations.close(); // ends running actions, which also answers the long-polls waiting on them
+      spawner.release();
       await app.close();
     },
   };

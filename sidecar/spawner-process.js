@@ -26,6 +26,7 @@ function start({ id, argv, env, cwd }) {
   const [program, ...args] = argv;
   let child;
   try {
+    // detached: a process group of its own, so that killing the group reaches its children too
     child = spawn(program, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     send({ id, type: 'error', message: error.message }); // an argument Node refuses (a NUL byte in the environment, say)

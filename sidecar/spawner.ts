@@ -1,6 +1,7 @@
-// The sidecar's side of its spawner process (sidecar/spawner-process.js): one per sidecar process,
-// started at boot (or at the first spawn), started again at the next spawn if it ended. It does not
-// keep the sidecar alive by itself: only while programs run.
+// The sidecar's side of its spawner process (sidecar/spawner-process.js): one per process, shared by
+// its sidecars, started with the first of them and ended with the last one closed (started again at
+// the next spawn if it ended meanwhile). It does not keep the process alive by itself: only while
+// programs run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -36,9 +37,21 @@ class Spawner {
   private child: ChildProcess | undefined;
   private readonly listeners = new Map<number, SpawnListener>();
   private nextId = 1;
+  private sidecars = 0;
 
-  /** Starts the spawner process now, if it is not running. */
-  start(): ChildProcess {
+  /** A sidecar starts: the spawner starts now, so that its first action does not wait for it. */
+  retain(): void {
+    this.sidecars++;
+    this.start();
+  }
+
+  /** A sidecar closed (its actions and probes have ended): the spawner ends with the last one. */
+  release(): void {
+    this.sidecars--;
+    if (this.sidecars === 0 && this.child !== undefined) this.lost(this.child, 'the spawner process was stopped: its last sidecar closed');
+  }
+
+  private start(): ChildProcess {
     if (this.child !== undefined) return this.child;
     const child = spawn(process.execPath, [SPAWNER_PROCESS], {
       // A group of its own: a Ctrl-C at a terminal reaches the sidecar, which stops its actions, not the spawner under them.
@@ -86,7 +99,7 @@ class Spawner {
     if (this.listeners.size === 0) this.child?.channel?.unref();
   }
 
-  /** The spawner is gone (or its channel failed): what it ran has no one to report on it; the next spawn starts another. */
+  /** The spawner is gone, its channel failed, or it is stopped: what it ran has no one to report on it; the next spawn starts another. */
   private lost(child: ChildProcess, message: string): void {
     if (this.child !== child) return;
     this.child = undefined;
