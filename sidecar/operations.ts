@@ -286,9 +286,11 @@ export class OperationManager {
       entry.markDone();
       throw error;
     }
-    // Spawning blocks the event loop for a few ms (fork): answer the 202 first, then start the action.
-    setImmediate(() => void this.run(entry));
-    return { operation: entry.op, created: true };
+    // Durable: the action starts now (the spawner starts its program while the 202 is written); the
+    // 202 answers the operation as accepted.
+    const asAccepted = entry.op;
+    void this.run(entry);
+    return { operation: asAccepted, created: true };
   }
 
   /** The probe events of a graph the journal held at open, oldest first, and the last seq it gave. */

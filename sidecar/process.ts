@@ -1,8 +1,9 @@
 // Runs one program (an argv, never a shell string) in a process group of its own, so that a timeout
 // or a cancel can kill everything it started. Collects the tail of its output and the directive lines
 // it printed on stdout: `okt-event: <Event>` (an action raises an event) and `okt-state: <Node>`
-// (a probe reports the node the application is in).
-import { spawn } from 'node:child_process';
+// (a probe reports the node the application is in). The sidecar's spawner process starts it
+// (sidecar/spawner.ts); timeouts and kills are decided and sent from here.
+import { spawner } from './spawner.ts';
 
 export interface ProcessSpec {
   argv: readonly string[];
@@ -25,7 +26,10 @@ export interface ProcessResult {
 
 const DIRECTIVE = /^okt-(event|state):\s*(.*?)\s*$/;
 
-/** The process groups started and not yet reaped, so that a sidecar that must exit at once can kill them first. */
+/**
+ * The process groups started and not yet reaped, so that a sidecar that must exit at once can kill them
+ * first (a group whose start the spawner has not reported yet is killed by the spawner, as the sidecar exits).
+ */
 const liveGroups = new Set<number>();
 
 /** Kills every process group still running, synchronously (SIGKILL: the sidecar is about to exit). */
@@ -55,12 +59,12 @@ export class LineTail {
   }
 }
 
-/** Splits a byte stream into lines, calling onLine for each (a final unterminated line included). */
-function lineSplitter(onLine: (line: string) => void): { write(chunk: Buffer): void; end(): void } {
+/** Splits a text stream into lines, calling onLine for each (a final unterminated line included). */
+function lineSplitter(onLine: (line: string) => void): { write(text: string): void; end(): void } {
   let partial = '';
   return {
-    write(chunk) {
-      partial += chunk.toString('utf8');
+    write(text) {
+      partial += text;
       let at: number;
       while ((at = partial.indexOf('\n')) >= 0) {
         onLine(partial.slice(0, at).replace(/\r$/, ''));
@@ -90,20 +94,13 @@ export function runProcess(spec: ProcessSpec, signal?: AbortSignal): Promise<Pro
       finish({ ended: 'aborted', exitCode: null, signal: null });
       return;
     }
-    const [program, ...args] = spec.argv;
-    const child = spawn(program as string, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // a new process group: kill(-pid) reaches the grandchildren too
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    if (child.pid !== undefined) liveGroups.add(child.pid);
+    let pid: number | undefined;
     let ended: ProcessResult['ended'] = 'exited';
     let graceTimer: NodeJS.Timeout | undefined;
     const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
+      if (pid === undefined) return;
       try {
-        process.kill(-child.pid, sig);
+        process.kill(-pid, sig);
       } catch {
         // already gone
       }
@@ -124,38 +121,34 @@ export function runProcess(spec: ProcessSpec, signal?: AbortSignal): Promise<Pro
       if (match) (match[1] === 'event' ? events : states).push(match[2] as string);
     });
     const err = lineSplitter((line) => tail.push(line));
-    child.stdout.on('data', (c: Buffer) => out.write(c));
-    child.stderr.on('data', (c: Buffer) => err.write(c));
 
-    let settled = false;
     const settle = (result: Omit<ProcessResult, 'events' | 'states' | 'tail'>) => {
-      if (settled) return;
-      settled = true;
       clearTimeout(timeout);
       clearTimeout(graceTimer);
       // Killed on purpose: whatever is left of the group goes too, without another grace period.
       if (ended !== 'exited') killGroup('SIGKILL');
-      if (child.pid !== undefined) liveGroups.delete(child.pid);
+      if (pid !== undefined) liveGroups.delete(pid);
       signal?.removeEventListener('abort', onAbort);
       out.end();
       err.end();
       finish(result);
     };
-    child.on('error', (error) => {
-      settle({ ended: 'spawn-error', exitCode: null, signal: null, error: error.message });
-    });
-    child.on('exit', (code, sig) => {
-      // The pipes may be held open by a grandchild that left the group: do not wait for them long.
-      const result = { ended, exitCode: code, signal: sig };
-      const late = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        settle(result);
-      }, 500);
-      child.once('close', () => {
-        clearTimeout(late);
-        settle(result);
-      });
-    });
+    spawner.run(
+      { argv: spec.argv, env: spec.env, cwd: spec.cwd },
+      {
+        spawned(spawnedPid) {
+          pid = spawnedPid;
+          liveGroups.add(pid);
+          if (ended !== 'exited') killGroup('SIGTERM'); // stopped before the spawner said it started
+        },
+        stdout: (text) => out.write(text),
+        stderr: (text) => err.write(text),
+        ended: (exitCode, exitSignal) => settle({ ended, exitCode, signal: exitSignal }),
+        failed(message) {
+          killGroup('SIGKILL'); // the spawner ended under it: nobody would see it end
+          settle({ ended: 'spawn-error', exitCode: null, signal: null, error: message });
+        },
+      },
+    );
   });
 }

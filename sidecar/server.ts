@@ -27,6 +27,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import type { JournalIOError } from './journal.ts';
 import { OperationManager, OperationRefused } from './operations.ts';
 import { GraphProbe } from './probe.ts';
+import { spawner } from './spawner.ts';
 
 export interface RunningSidecar {
   /** Base URL, e.g. http://127.0.0.1:8479 */
@@ -193,6 +194,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
   });
   const metrics = createMetrics(() => manager);
   const probes = new Map<string, GraphProbe>();
+  spawner.retain();
   manager = await OperationManager.open(config, {
     onStarted(op) {
       metrics.started.inc({ graph: op.graph, node: op.node });
@@ -367,6 +369,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       ready = false;
       await Promise.all([...probes.values()].map((p) => p.stop()));
       await operations.close(); // ends running actions, which also answers the long-polls waiting on them
+      spawner.release();
       await app.close();
     },
   };

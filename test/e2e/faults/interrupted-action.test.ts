@@ -16,12 +16,11 @@ let namespace: string;
 let sidecar: SidecarUnderTest;
 let sink: SinkUnderTest;
 let operators: OperatorsUnderTest;
-let hungPid: number | undefined;
 
 beforeAll(async () => {
   await installDatabaseCrd(kc);
   namespace = await createNamespace(kc, 'okt-interrupted');
-  // Servicing's first run hangs (its pid noted, to end it afterwards); every other action is a no-op.
+  // Servicing's first run hangs (its pid noted, to see it end with the sidecar); every other action is a no-op.
   sidecar = await SidecarUnderTest.start({
     idempotent: false,
     script: 'if [ "$OKT_NODE" = Servicing ] && [ ! -e hung.pid ]; then echo $$ > hung.pid; exec sleep 120; fi; sleep 0.05',
@@ -30,20 +29,30 @@ beforeAll(async () => {
   operators = new OperatorsUnderTest({ kc, namespace, sidecar, sink, replicas: 1 });
 });
 afterAll(async () => {
-  if (hungPid !== undefined) process.kill(hungPid, 'SIGKILL');
   await operators?.stop();
   await sidecar?.stop();
   await sink?.close();
 });
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 test('a non-idempotent action interrupted by a sidecar crash: Stalled/Interrupted naming the operation, a stalled event, then the spec moves it on', async () => {
   const created = await api.create(namespace, 'fragile', { desiredState: 'Servicing', onLeaf: 'Keep' });
   const id = `${created.metadata.uid}-2`;
   const pidFile = path.join(sidecar.dir, 'hung.pid');
   await waitFor('the action of Servicing to run', async () => (existsSync(pidFile) && sidecar.unfinished().includes(id) ? true : undefined), 60_000);
-  hungPid = Number(readFileSync(pidFile, 'utf8'));
+  const hungPid = Number(readFileSync(pidFile, 'utf8'));
 
   expect(await sidecar.kill()).toEqual([id]);
+  // The sidecar's spawner process kills what it started when the sidecar dies: no action outlives it.
+  await waitFor('the hung action to end with the sidecar', async () => (isRunning(hungPid) ? undefined : true), 10_000);
   await sidecar.restart();
 
   const stalled = await waitForDatabase(kc, namespace, 'fragile', 'Stalled', (o) => conditionOf(o, 'Stalled')?.status === 'True', 60_000);

@@ -139,14 +139,17 @@ const notANode: StateOf<typeof graph> = 'Nowhere';
 const wrongParams: ModuleAction<{ version: string }> = ({ params }) => String(params.version satisfies number);
 const context: ActionContext = { operationId: 'x', graph: 'broker', node: 'Upgrading', params: {}, signal: new AbortController().signal, log() {} };
 
-// The sidecar, in process, running the module action of upgrade.ts; the typed client drives it.
+// The sidecar, in process, running the module action of upgrade.ts and a command (through its spawner
+// process, which the package ships); the typed client drives it.
 writeFileSync('token', 'a-token-of-at-least-16-characters');
 const sidecar = await startSidecar(
-  parseSidecarConfig({ listen: { port: 0 }, tokenFile: 'token', journal: 'journal.jsonl', logLevel: 'warn', graphs: { broker: { nodes: { Upgrading: { module: { path: './upgrade.ts' } } } } } }, process.cwd()),
+  parseSidecarConfig({ listen: { port: 0 }, tokenFile: 'token', journal: 'journal.jsonl', logLevel: 'warn', graphs: { broker: { nodes: { Upgrading: { module: { path: './upgrade.ts' } }, Running: { command: { argv: ['echo', 'okt-event: Upgrading'] } } } } } }, process.cwd()),
 );
 const client = new SidecarClient({ baseUrl: sidecar.url, token: 'a-token-of-at-least-16-characters' });
 await client.startOperation('upgrade-1', { node: 'Upgrading', params: { version: '2.4.0' } });
 const operation: Operation = await client.waitForOperation('upgrade-1', { timeoutMs: 10_000 });
+await client.startOperation('running-1', { node: 'Running' });
+const command: Operation = await client.waitForOperation('running-1', { timeoutMs: 10_000 });
 await client.close();
 await sidecar.close();
 
@@ -169,6 +172,7 @@ console.log(JSON.stringify({
   wrongParams: typeof wrongParams,
   node: context.node,
   operation: { phase: operation.phase, events: operation.events, outputTail: operation.outputTail },
+  command: { phase: command.phase, events: command.events },
   receiver: { status: refused.status, received: received.length },
   parseError: field,
   startControlPlane: typeof startControlPlane,
@@ -189,6 +193,7 @@ console.log(JSON.stringify({
       wrongParams: 'function',
       node: 'Upgrading',
       operation: { phase: 'Succeeded', events: ['Running'], outputTail: ['upgrading to 2.4.0'] },
+      command: { phase: 'Succeeded', events: ['Upgrading'] },
       receiver: { status: 400, received: 0 },
       parseError: expect.any(String),
       startControlPlane: 'function',

@@ -1,10 +1,11 @@
 // kill -9 of the sidecar process mid-operation, then a restart on the same journal: finished operations
 // are known and never run again; an interrupted one is Failed/Interrupted, or re-run when idempotent.
+// The killed sidecar's actions end with it (its spawner process kills them).
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
-import { TOKEN, alive, baseConfig, eventually, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
+import { TOKEN, alive, baseConfig, eventually, makeDir, removeDirs, spawnSidecar, spawnerPids, writeConfig, type SidecarProcess } from './helpers.ts';
 
 const dir = makeDir();
 const sh = (script: string) => ({ argv: ['sh', '-c', script] });
@@ -56,7 +57,11 @@ describe('sidecar crash and restart', () => {
       }
     }, 'the slow action to run');
     pids.push(pid);
+    const spawners = spawnerPids(first.process.child.pid);
+    expect(spawners).toHaveLength(1);
     await kill9(first.process);
+    // Its spawner outlives it only long enough to kill what it started.
+    await eventually(() => !alive(pid) && !spawners.some(alive), 'the action and the spawner to end with the sidecar');
     await first.client.close();
     appendFileSync(path.join(dir, 'journal.jsonl'), '{"type":"accepted","operat'); // a torn last write
 

@@ -1,6 +1,6 @@
 // Shared set-up for the sidecar integration tests: temp dirs with a token, in-process sidecars and
 // sidecars as real child processes (`okt sidecar --config`), and clients for them.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,20 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The pids of the spawner processes (sidecar/spawner-process.js) that `parent` started (Linux: read from /proc). */
+export function spawnerPids(parent: number = process.pid): number[] {
+  const children = readdirSync(`/proc/${parent}/task`).flatMap((task) =>
+    readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+  );
+  return children.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner-process.js');
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
 }
 
 type Truthy<T> = Exclude<T, undefined | null | false | 0 | ''>;

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SidecarClient, SidecarProblemError } from '../../../src/sidecar-client/index.ts';
-import { alive, baseConfig, eventually, makeDir, removeDirs, startInProcess, TOKEN, type InProcess } from './helpers.ts';
+import { alive, baseConfig, eventually, makeDir, removeDirs, spawnerPids, startInProcess, TOKEN, type InProcess } from './helpers.ts';
 
 let app: InProcess;
 let dir: string;
@@ -195,6 +195,30 @@ describe('sidecar operations', () => {
     expect(await app.client.cancelOperation(id)).toEqual(cancelled);
     // and the sidecar is free again
     expect((await run('Noop')).phase).toBe('Succeeded');
+  });
+
+  it('programs are started by one spawner process; if it ends under an action, the action fails and its group is killed, and the next action gets another', async () => {
+    const [spawner, ...others] = spawnerPids();
+    expect(spawner).toBeDefined();
+    expect(others).toEqual([]);
+    const id = nextId();
+    await app.client.startOperation(id, { node: 'Slow' });
+    const pidFile = path.join(dir, 'slow.pid');
+    const pid = await eventually(() => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8')) || 0;
+      } catch {
+        return 0;
+      }
+    }, 'the slow action to start');
+    process.kill(spawner as number, 'SIGKILL');
+    const failed = await app.client.waitForOperation(id, { timeoutMs: 30_000 });
+    expect(failed).toMatchObject({ phase: 'Failed', reason: 'ActionError' });
+    expect(failed.message).toMatch(/the spawner process ended \(SIGKILL\)/);
+    await eventually(() => !alive(pid), 'the action to be killed');
+    expect(await run('Emit')).toMatchObject({ phase: 'Succeeded', events: ['Servicing', 'Running'] });
+    expect(spawnerPids()).toHaveLength(1);
+    expect(spawnerPids()).not.toContain(spawner);
   });
 
   it('a long-poll answers with the operation still running when the wait runs out', async () => {
