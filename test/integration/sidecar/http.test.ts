@@ -107,6 +107,8 @@ describe('sidecar HTTP surface', () => {
   it('long ids reach the schema (128 characters are valid); what fastify or Node refuse first is a problem too', async () => {
     const longest = `a${'b'.repeat(127)}`;
     expect((await call('PUT', `/v1/operations/${longest}`, { headers: json, body: '{"node":"Noop"}' })).status).toBe(202);
+    // At most one operation at once here: the next tests start theirs once this one has ended.
+    expect((await app.client.waitForOperation(longest)).phase).toBe('Succeeded');
     expectProblem(await call('GET', `/v1/operations/${longest}b`, { headers: auth }), 400, 'path.id');
     expectProblem(await call('GET', `/v1/operations/${'c'.repeat(2000)}`, { headers: auth }), 414, 'path');
     const socket = connect(Number(new URL(app.sidecar.url).port), '127.0.0.1');
