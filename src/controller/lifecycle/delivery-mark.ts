@@ -23,8 +23,8 @@ export class DeliveryMark implements LeaseRecord {
   #caughtUp = false;
   /** The CRs each source (one per kind) caches, and those looked at since leading began. */
   readonly #sources = new Map<string, { cached: () => Iterable<string>; lookedAt: Set<string> }>();
-  /** Commit times of status writes under way (their events are not offered yet). */
-  readonly #writes = new Map<symbol, number>();
+  /** Per CR, the earliest commit time of status writes under way or whose outcome is unknown (their events are not offered yet). */
+  readonly #writes = new Map<string, number>();
 
   constructor(events: UndeliveredEvents, now: () => number = Date.now) {
     this.#events = events;
@@ -46,11 +46,19 @@ export class DeliveryMark implements LeaseRecord {
     return this.#inherited;
   }
 
-  /** A status write committing events at `time` is under way until the returned function is called (after its events are offered). */
-  hold(time: string): () => void {
-    const token = Symbol('write');
-    this.#writes.set(token, Date.parse(time));
-    return () => this.#writes.delete(token);
+  /**
+   * A reconcile of `key` may commit events at `time`: the mark stays below it until `settled(key)`. A
+   * write that failed may still have been committed (a timeout, an API server restarting), so only a
+   * reconcile that ends well settles the CR: its events are then offered, or there were none.
+   */
+  hold(key: string, time: string): void {
+    const at = Date.parse(time);
+    this.#writes.set(key, Math.min(this.#writes.get(key) ?? at, at));
+  }
+
+  /** A reconcile of `key` ended well, or the CR is gone. */
+  settled(key: string): void {
+    this.#writes.delete(key);
   }
 
   acquired(annotations: Readonly<Record<string, string>>): void {

@@ -192,6 +192,7 @@ export class LifecycleController {
       },
       onDelete: (obj) => {
         const key = keyOf(obj);
+        this.#options.deliveryMark?.settled(`${this.controller.name} ${key}`);
         this.#stalledReasons.delete(key);
         this.#written.delete(key);
         this.#awaitingDelivery.delete(key);
@@ -313,7 +314,8 @@ export class LifecycleController {
     const refusal = this.#refusals.get(key);
     const now = new Date().toISOString();
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
-    const releaseHold = this.#options.deliveryMark?.hold(now);
+    const mark = this.#options.deliveryMark;
+    mark?.hold(`${this.controller.name} ${key}`, now);
     const effects = step({
       model: this.#model,
       resource: view,
@@ -332,9 +334,10 @@ export class LifecycleController {
     const span = this.#commitSpan(key, stored, effects, startedAt);
     if (span !== undefined) resource.traceparent = traceparentOf(span);
     try {
-      return await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
+      const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
+      mark?.settled(`${this.controller.name} ${key}`);
+      return result;
     } finally {
-      releaseHold?.();
       span?.end();
     }
   }
