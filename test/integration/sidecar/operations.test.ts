@@ -178,7 +178,8 @@ describe('sidecar operations', () => {
     await app.client.cancelOperation(slow);
   });
 
-  it('cancel kills the action and ends the operation Cancelled; cancelling again changes nothing', async () => {
+  /** Starts the Slow node's action and waits until it runs: its operation id and the pid it wrote. */
+  async function startSlow(): Promise<{ id: string; pid: number }> {
     const id = nextId();
     await app.client.startOperation(id, { node: 'Slow' });
     const pidFile = path.join(dir, 'slow.pid');
@@ -189,6 +190,11 @@ describe('sidecar operations', () => {
         return 0;
       }
     }, 'the slow action to start');
+    return { id, pid };
+  }
+
+  it('cancel kills the action and ends the operation Cancelled; cancelling again changes nothing', async () => {
+    const { id, pid } = await startSlow();
     const cancelled = await app.client.cancelOperation(id);
     expect(cancelled).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled', events: [] });
     expect(alive(pid)).toBe(false);
@@ -201,16 +207,7 @@ describe('sidecar operations', () => {
     const [spawner, ...others] = spawnerPids();
     expect(spawner).toBeDefined();
     expect(others).toEqual([]);
-    const id = nextId();
-    await app.client.startOperation(id, { node: 'Slow' });
-    const pidFile = path.join(dir, 'slow.pid');
-    const pid = await eventually(() => {
-      try {
-        return Number(readFileSync(pidFile, 'utf8')) || 0;
-      } catch {
-        return 0;
-      }
-    }, 'the slow action to start');
+    const { id, pid } = await startSlow();
     process.kill(spawner as number, 'SIGKILL');
     const failed = await app.client.waitForOperation(id, { timeoutMs: 30_000 });
     expect(failed).toMatchObject({ phase: 'Failed', reason: 'ActionError' });
