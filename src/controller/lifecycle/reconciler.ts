@@ -192,7 +192,7 @@ export class LifecycleController {
       },
       onDelete: (obj) => {
         const key = keyOf(obj);
-        this.#options.deliveryMark?.settled(`${this.controller.name} ${key}`);
+        this.#options.deliveryMark?.settled(this.#markKey(key));
         this.#stalledReasons.delete(key);
         this.#written.delete(key);
         this.#awaitingDelivery.delete(key);
@@ -315,7 +315,7 @@ export class LifecycleController {
     const now = new Date().toISOString();
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
     const mark = this.#options.deliveryMark;
-    mark?.hold(`${this.controller.name} ${key}`, now);
+    mark?.hold(this.#markKey(key), now);
     const effects = step({
       model: this.#model,
       resource: view,
@@ -335,11 +335,16 @@ export class LifecycleController {
     if (span !== undefined) resource.traceparent = traceparentOf(span);
     try {
       const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
-      mark?.settled(`${this.controller.name} ${key}`);
+      mark?.settled(this.#markKey(key));
       return result;
     } finally {
       span?.end();
     }
+  }
+
+  /** The CR's name in the delivery mark, which every kind of the process shares (two kinds may have one `namespace/name`). */
+  #markKey(key: string): string {
+    return `${this.controller.name} ${key}`;
   }
 
   /** Hands the events a status holds to the emitter (which ignores those it delivered or queued already). */
