@@ -80,6 +80,7 @@ export function runCommand(): Command {
         health: settings.health,
         leaderElection: settings.leaderElection,
         watchIdleTimeoutMs: settings.watchIdleTimeoutMs,
+        requestTimeoutMs: settings.requestTimeoutMs,
         sidecar,
         events: { mode: flags.eventMode, ...(flags.sink === undefined ? {} : { sink: flags.sink }) },
         pollIntervalMs,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/transport/index.ts';
 import { DEFAULT_WATCH_IDLE_TIMEOUT_MS } from './informer.ts';
 import { DEFAULT_LEADER_ELECTION } from './leader-election.ts';
 import type { ManagerLeaderElection } from './manager.ts';
@@ -11,6 +12,8 @@ export interface ControllerRuntimeSettings {
   leaderElection: ManagerLeaderElection | false;
   /** A watch silent this long is taken for dead and opened again; 0: never. */
   watchIdleTimeoutMs: number;
+  /** Time limit of one ordinary request to the API server (its headers, then its body). */
+  requestTimeoutMs: number;
   logLevel: LevelWithSilent;
 }
 
@@ -30,6 +33,7 @@ export function addControllerRuntimeFlags(command: Command): Command {
     .option('--renew-deadline <seconds>', 'the leader steps down when it could not renew for this long', String(DEFAULT_LEADER_ELECTION.renewDeadlineMs / 1000))
     .option('--retry-period <seconds>', 'time between acquire/renew attempts', String(DEFAULT_LEADER_ELECTION.retryPeriodMs / 1000))
     .option('--watch-idle-timeout <seconds>', 'a watch that receives nothing (no event, no bookmark) for this long is taken for dead and opened again (0: never)', String(DEFAULT_WATCH_IDLE_TIMEOUT_MS / 1000))
+    .option('--request-timeout <seconds>', 'time limit of one ordinary request to the API server (its headers, then its body): a request on a connection gone silent fails after this long and is retried', String(DEFAULT_REQUEST_TIMEOUT_MS / 1000))
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info');
 }
 
@@ -54,11 +58,16 @@ export function controllerRuntimeSettings(opts: Record<string, unknown>): Contro
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) {
     throw new Error(`--watch-idle-timeout: expected a number of seconds >= 0, got "${String(opts.watchIdleTimeout)}"`);
   }
+  const requestSeconds = Number(opts.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000);
+  if (!Number.isFinite(requestSeconds) || requestSeconds <= 0) {
+    throw new Error(`--request-timeout: expected a number of seconds > 0, got "${String(opts.requestTimeout)}"`);
+  }
   return {
     workers,
     health: port < 0 ? false : { port, host: nonEmpty(opts.healthHost ?? '0.0.0.0', '--health-host') },
     leaderElection,
     watchIdleTimeoutMs: Math.round(idleSeconds * 1000),
+    requestTimeoutMs: Math.round(requestSeconds * 1000),
     logLevel,
   };
 }

@@ -144,12 +144,17 @@ describe('controller runtime flags', () => {
   };
 
   it('defaults: 4 workers, health on 8081, no leader election, watches idle for 180 s taken for dead', () => {
-    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, watchIdleTimeoutMs: 180_000, logLevel: 'info' });
+    expect(parse([])).toEqual({ workers: 4, health: { port: 8081, host: '0.0.0.0' }, leaderElection: false, watchIdleTimeoutMs: 180_000, requestTimeoutMs: 30_000, logLevel: 'info' });
   });
 
   it('--watch-idle-timeout in seconds, 0 for never', () => {
     expect(parse(['--watch-idle-timeout', '2.5']).watchIdleTimeoutMs).toBe(2500);
     expect(parse(['--watch-idle-timeout', '0']).watchIdleTimeoutMs).toBe(0);
+  });
+
+  it('--request-timeout in seconds, more than 0', () => {
+    expect(parse(['--request-timeout', '4.5']).requestTimeoutMs).toBe(4500);
+    expect(() => parse(['--request-timeout', '0'])).toThrow(/--request-timeout: expected a number of seconds > 0, got "0"/);
   });
 
   it('leader election with client-go durations, overridable', () => {

@@ -47,6 +47,8 @@ export interface OperatorSettings {
   logger?: Logger;
   /** Keep-alive connections to the API server for ordinary requests. Default 16. */
   connections?: number;
+  /** Time limit of one ordinary request to the API server (headers, then body). Default 30 s. */
+  requestTimeoutMs?: number;
   /**
    * OpenTelemetry traces over OTLP/HTTP: on when an endpoint is given here or in the environment
    * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT); false: off whatever it says.
@@ -80,7 +82,10 @@ export interface RunningOperator {
 export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
   const kinds = operatorKinds(options);
   const logger = options.logger ?? createLogger();
-  const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, { connections: options.connections ?? 16 });
+  const transport = await KubeTransport.fromKubeConfig(options.kubeConfig, {
+    connections: options.connections ?? 16,
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+  });
   const managerOptions: ConstructorParameters<typeof Manager>[0] = { transport, logger, health: options.health ?? false };
   // The leader keeps in its Lease a time before which every event is known delivered, so that the next
   // leader does not send again what CRs at rest still hold (the emitter is made below; read only once leading).

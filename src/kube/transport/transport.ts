@@ -39,13 +39,15 @@ export interface KubeTransportOptions {
    * then share multiplexed connections. Default true (undici's default); false: HTTP/1.1 only.
    */
   http2?: boolean;
-  /** Time limit for one ordinary request's headers and for its body. Default 30 s. */
+  /** Time limit for one ordinary request's headers and for its body. Default DEFAULT_REQUEST_TIMEOUT_MS (30 s). */
   requestTimeoutMs?: number;
   /** Idle time after which a kept-alive connection closes. Default 30 s. */
   keepAliveTimeoutMs?: number;
   /** The field manager of every write that names none (its entry in managedFields). Default `okt`. */
   fieldManager?: string;
 }
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Who okt's writes are from in an object's managedFields (the API server would say "unknown"). */
 export const DEFAULT_FIELD_MANAGER = 'okt';
@@ -127,7 +129,7 @@ export class KubeTransport {
     this.#settings = settings;
     this.#headers = settings.headers;
     this.#refresh = refresh;
-    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     const keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
     const connect = { ...settings.tls, keepAlive: true, keepAliveInitialDelay: 30_000 };

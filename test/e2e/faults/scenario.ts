@@ -83,8 +83,12 @@ const UPGRADE = databaseRenamed;
 
 /** The journal's own disk, when the run fills it: room for the whole walk's journal. */
 const JOURNAL_DISK_BYTES = 8 * 1024 * 1024;
-/** okt run --watch-idle-timeout when the run black-holes the operator's connections. */
+/**
+ * okt run --watch-idle-timeout and --request-timeout when the run black-holes the operator's
+ * connections: each request caught on a silent connection costs the walk one request timeout.
+ */
 const WATCH_IDLE_SECONDS = 3;
+const REQUEST_TIMEOUT_SECONDS = 5;
 
 /** CRs in the namespace the teardown fault deletes, with a sidecar of their own that goes with it. */
 const TEARDOWN_CRS = 2;
@@ -114,7 +118,7 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
         fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
       // Every kind at least once per run, then more of any kind but these: a teardown happens once (and
       // so does an upgrade, to its one revision), and each silent network costs the operator a request
-      // timeout (30 s), which would outlast the walk.
+      // timeout.
       const repeatable = bounds.kinds.filter((k) => k !== 'teardown' && k !== 'silent-network' && k !== 'graph-upgrade');
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
@@ -189,7 +193,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const operators = new OperatorsUnderTest({
     kc, namespace, sidecar, sink, replicas: scenario.replicas,
     labelSelector: `okt-faults=${namespace}`, teardownGraceSeconds: TEARDOWN_GRACE_SECONDS,
-    ...(network !== undefined ? { kubeconfigPath: network.kubeconfigPath, watchIdleSeconds: WATCH_IDLE_SECONDS } : env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
+    ...(network !== undefined ? { kubeconfigPath: network.kubeconfigPath, watchIdleSeconds: WATCH_IDLE_SECONDS, requestTimeoutSeconds: REQUEST_TIMEOUT_SECONDS } : env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
   });
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [] };

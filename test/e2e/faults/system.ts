@@ -301,8 +301,9 @@ export interface OperatorsOptions {
   labelSelector?: string;
   /** okt run --teardown-grace, in seconds. */
   teardownGraceSeconds?: number;
-  /** okt run --watch-idle-timeout, in seconds. */
+  /** okt run --watch-idle-timeout and --request-timeout, in seconds (a silent network makes both count). */
   watchIdleSeconds?: number;
+  requestTimeoutSeconds?: number;
 }
 
 const LEASE = 'okt-faults';
@@ -382,7 +383,7 @@ export class OperatorsUnderTest {
   }
 
   #spawn(slot: number): void {
-    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds, watchIdleSeconds } = this.#options;
+    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds, watchIdleSeconds, requestTimeoutSeconds } = this.#options;
     const identity = `replica-${slot}-${this.#generation++}`;
     const election = replicas > 1
       ? ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', LEASE, '--leader-election-identity', identity,
@@ -398,6 +399,7 @@ export class OperatorsUnderTest {
         ...(labelSelector === undefined ? [] : ['--label-selector', labelSelector]),
         ...(teardownGraceSeconds === undefined ? [] : ['--teardown-grace', String(teardownGraceSeconds)]),
         ...(watchIdleSeconds === undefined ? [] : ['--watch-idle-timeout', String(watchIdleSeconds)]),
+        ...(requestTimeoutSeconds === undefined ? [] : ['--request-timeout', String(requestTimeoutSeconds)]),
       ],
       ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
       ...(this.#graphFile === undefined ? {} : { graphFile: this.#graphFile }),
