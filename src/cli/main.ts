@@ -1,35 +1,34 @@
 import { Command } from 'commander';
-import { clusterCommand } from './cluster.ts';
-import { crdCommand } from './crd.ts';
-import { eventsCommand } from './events.ts';
 import { useUsageExitCode } from './errors.ts';
-import { graphCommand } from './graph.ts';
-import { imageCommand } from './image.ts';
-import { initCommand } from './init.ts';
-import { manifestsCommand } from './manifests.ts';
-import { sidecarCommand } from './sidecar.ts';
-import { runCommand } from './run.ts';
-import { upCommand } from './up.ts';
-import { statusCommand } from './status.ts';
-import { uiCommand } from './ui.ts';
 import { version } from '../version.ts';
+
+// Each command's module, in the order help lists them. Only the command named on the line is loaded
+// (the others pull in the Kubernetes client, the operator, the sidecar server: over a thousand modules
+// and a second of start-up); help without a command loads them all to list them.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: async () => (await import('./init.ts')).initCommand(),
+  cluster: async () => (await import('./cluster.ts')).clusterCommand(),
+  events: async () => (await import('./events.ts')).eventsCommand(),
+  sidecar: async () => (await import('./sidecar.ts')).sidecarCommand(),
+  graph: async () => (await import('./graph.ts')).graphCommand(),
+  crd: async () => (await import('./crd.ts')).crdCommand(),
+  manifests: async () => (await import('./manifests.ts')).manifestsCommand(),
+  image: async () => (await import('./image.ts')).imageCommand(),
+  status: async () => (await import('./status.ts')).statusCommand(),
+  ui: async () => (await import('./ui.ts')).uiCommand(),
+  run: async () => (await import('./run.ts')).runCommand(),
+  up: async () => (await import('./up.ts')).upCommand(),
+};
 
 const program = new Command('okt')
   .description('Drive an application lifecycle through a graph of states.')
   .version(version, '-V, --version', "print okt's version")
   // The program's own options (--version) only before a command: `okt status --version v1` is status's.
   .enablePositionalOptions();
-program.addCommand(initCommand());
-program.addCommand(clusterCommand());
-program.addCommand(eventsCommand());
-program.addCommand(sidecarCommand());
-program.addCommand(graphCommand());
-program.addCommand(crdCommand());
-program.addCommand(manifestsCommand());
-program.addCommand(imageCommand());
-program.addCommand(statusCommand());
-program.addCommand(uiCommand());
-program.addCommand(runCommand());
-program.addCommand(upCommand());
+const args = process.argv.slice(2);
+const named = args[0] !== undefined && Object.hasOwn(COMMANDS, args[0]) ? args[0] : undefined;
+const versionOnly = args.length === 1 && (args[0] === '-V' || args[0] === '--version');
+const loaded = named !== undefined ? [named] : versionOnly ? [] : Object.keys(COMMANDS);
+for (const command of await Promise.all(loaded.map((name) => COMMANDS[name]!()))) program.addCommand(command);
 useUsageExitCode(program);
 await program.parseAsync(process.argv);
