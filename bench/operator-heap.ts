@@ -1,7 +1,7 @@
 // Run by e2e.bench.ts in a fresh process with --expose-gc: runs an operator on an empty namespace first
 // and stops it (the code it runs is loaded, what a stopped operator leaves stays), collects garbage and
 // reads the heap; then starts an operator on the namespace measured, waits until every CR there is
-// cached and reconciled, collects and reads the heap again. The difference is what that operator holds,
+// cached, reconciled and at rest (compacted), collects and reads the heap again. The difference is what that operator holds,
 // in one process with the same code loaded (two fresh processes differ by megabytes of their own).
 // Usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace>
 import { KubeConfig } from '@kubernetes/client-node';
@@ -31,9 +31,10 @@ async function heapWithOperator(namespace: string, crs: number): Promise<{ heapU
   });
   const { informer, controller } = operator.lifecycle;
   const reconciles = () => operator.manager.metrics.reconcileTotal.get().then((m) => m.values.reduce((sum, v) => sum + v.value, 0));
-  await waitFor('every CR cached and reconciled once', async () => {
+  // At rest: every CR cached, reconciled once, and kept deflated (unchanged for the cache's compactAfterMs).
+  await waitFor('every CR cached, reconciled once and compacted', async () => {
     const idle = informer.store.size === crs && controller.queue.length === 0 && controller.queue.processing === 0;
-    return idle && (await reconciles()) >= crs ? true : undefined;
+    return idle && informer.uncompacted === 0 && (await reconciles()) >= crs ? true : undefined;
   }, { timeoutMs: 600_000, intervalMs: 200 });
   const heapUsed = await collectedHeap();
   const writes = operator.transport.counters.writes;

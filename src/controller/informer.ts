@@ -4,7 +4,7 @@ import {
 } from '../kube/transport/index.ts';
 import { exponentialBackoffMs } from './rate-limiter.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { CompactMap } from './compact-map.ts';
+import { CompactMap, DEFAULT_COMPACT_AFTER_MS } from './compact-map.ts';
 
 /** Read access to an informer's cache, by `namespace/name`. */
 export interface Store<T> {
@@ -49,6 +49,8 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: { initialMs: number; maxMs: number };
   /** List page size. Default 500. */
   pageSize?: number;
+  /** A cached object unchanged this long is kept deflated (CompactMap). Default 10 s. */
+  compactAfterMs?: number;
   logger?: Logger;
 }
 
@@ -88,7 +90,7 @@ export function stripManagedFields<T extends KubeObject>(obj: T): T {
 export class Informer<T extends KubeObject = KubeObject> {
   readonly stats: InformerStats = { lists: 0, relists: 0, watches: 0, failures: 0, idleTimeouts: 0 };
   /** The cache: each read is an object of its own (a handler or caller may change it freely). */
-  readonly #items = new CompactMap<T>();
+  readonly #items: CompactMap<T>;
   readonly #handlers: InformerHandler<T>[] = [];
   readonly #options: InformerOptions<T>;
   readonly #transform: (obj: KubeObject) => T;
@@ -100,6 +102,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   #abort: AbortController | undefined;
   #loop: Promise<void> | undefined;
   #resync: NodeJS.Timeout | undefined;
+  #compaction: NodeJS.Timeout | undefined;
 
   readonly store: Store<T>;
 
@@ -116,6 +119,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     this.#idleTimeoutMs = idleMs;
     this.#options = options;
+    this.#items = new CompactMap<T>(options.compactAfterMs === undefined ? {} : { compactAfterMs: options.compactAfterMs });
     this.#transform = options.transform ?? ((obj: KubeObject) => stripManagedFields(obj) as T);
     // With its group: an operator of several kinds may watch one plural of two groups.
     const { plural, group } = options.resource;
@@ -159,10 +163,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#loop = this.#run(this.#abort.signal);
     const period = this.#options.resyncPeriodMs ?? 0;
     if (period > 0) this.#resync = setInterval(() => this.#resyncAll(), period);
+    const compactAfterMs = this.#options.compactAfterMs ?? DEFAULT_COMPACT_AFTER_MS;
+    this.#compaction = setInterval(() => this.#items.compactIdle(), Math.max(compactAfterMs / 2, 10)).unref();
+  }
+
+  /** Cached objects not yet kept deflated (changed within compactAfterMs). */
+  get uncompacted(): number {
+    return this.#items.uncompacted;
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#resync);
+    clearInterval(this.#compaction);
     this.#abort?.abort();
     await this.#loop;
     this.#loop = undefined;
