@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command } from '#vendor/commander';
 import { clusterCommand } from './cluster.ts';
 import { crdCommand } from './crd.ts';
 import { eventsCommand } from './events.ts';
