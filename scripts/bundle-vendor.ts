@@ -1,9 +1,11 @@
 // Writes vendor/: the dependencies whose engines want Node >= 22, bundled into okt so that npm on an
-// older Node warns about okt alone (okt's own engines say what Node it needs). The code imports them
+// older Node does not warn about each (okt's own engines say what Node it needs). undici is not:
+// @kubernetes/client-node depends on it, so npm would install it all the same. The code imports them
 // as `#vendor/<name>` (package.json "imports"); they are devDependencies, so their types stay theirs.
 // Each exports only what okt uses, by name: a CommonJS package's names cannot be re-exported wholesale
 // from an ES module, nor the types of a package declared with `export =` (fastify) from its .d.ts.
-// okt's dependencies stay outside the bundles: one @opentelemetry/api for the SDK and its users, one pino.
+// okt's dependencies stay outside the bundles: one @opentelemetry/api for the SDK and its users (okt's
+// range for it is the SDK's peer range), one pino.
 // Usage: node scripts/bundle-vendor.ts   (npm runs it on install in this repository, and before a build)
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
