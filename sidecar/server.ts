@@ -5,7 +5,7 @@
 // observations in their body too), so that the operator can tell a sidecar that forgot.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from '#vendor/fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import {
@@ -32,7 +32,6 @@ import { spawner } from './spawner.ts';
 export interface RunningSidecar {
   /** Base URL, e.g. http://127.0.0.1:8479 */
   readonly url: string;
-  readonly app: FastifyInstance;
   readonly operations: OperationManager;
   /** The identity of this sidecar's memory (OperationManager.epoch). */
   readonly epoch: string;
@@ -362,7 +361,6 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
 
   return {
     url: `http://${host}:${port}`,
-    app,
     operations,
     epoch,
     async close() {

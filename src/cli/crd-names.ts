@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { Option, type Command } from '#vendor/commander';
 import type { CrdNames } from '../kube/crd.ts';
 import { collectList } from './output.ts';
 import { usageError } from './errors.ts';

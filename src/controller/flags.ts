@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import type { LevelWithSilent } from 'pino';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../kube/transport/index.ts';
 import { DEFAULT_WATCH_IDLE_TIMEOUT_MS } from './informer.ts';
@@ -19,8 +18,13 @@ export interface ControllerRuntimeSettings {
 
 const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** What the flags are added to: a commander `Command` (okt's own commander is bundled, so not its type). */
+export interface CommandWithOptions {
+  option(flags: string, description: string, defaultValue?: string | boolean): this;
+}
+
 /** Adds the controller runtime's flags to a command (the CLI's operator command). */
-export function addControllerRuntimeFlags(command: Command): Command {
+export function addControllerRuntimeFlags<C extends CommandWithOptions>(command: C): C {
   return command
     .option('--workers <n>', 'parallel reconciles (different CRs only), per kind', '4')
     .option('--health-port <port>', 'port of /healthz, /readyz and /metrics (0: any free port, -1: none)', '8081')

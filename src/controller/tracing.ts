@@ -3,9 +3,7 @@
 // CloudEvent it committed, whose `traceparent` is that reconcile's. Exported over OTLP/HTTP when
 // configured; otherwise nothing is recorded (the API's no-op tracer).
 import type { Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, OTLPTraceExporter, resourceFromAttributes, TracerProvider } from '#vendor/opentelemetry';
 
 export interface TracingOptions {
   /**

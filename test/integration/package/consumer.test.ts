@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -233,31 +233,5 @@ console.log(JSON.stringify({
     expect(listening, stderr).toMatch(/"sidecar":"listening"/);
     expect(stderr).not.toMatch(/invalid sidecar config|failed to load/);
   });
-
-  // An older Node than okt needs, when the machine has one (Debian's nodejs, say): one line saying what to do.
-  const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find((file) => existsSync(file) && isOlderThanRequired(file));
-  it.skipIf(oldNode === undefined)(`on an older Node (${oldNode ?? 'none here'}), okt and import 'okt' say what to do in one line`, async () => {
-    const bin = await run(oldNode!, ['node_modules/okt/bin/okt.js', '--version'], { cwd: project });
-    expect(bin.code).toBe(2);
-    expect(bin.stdout).toBe('');
-    expect(bin.stderr).toMatch(/^okt needs Node >= 22\.19 \(this is \d+\.\d+\.\d+\): run it through npm .*npm install --save-dev node@24\n$/);
-
-    for (const subpath of ['okt', 'okt/sidecar', 'okt/events', 'okt/sidecar-client']) {
-      const imported = await run(oldNode!, ['--input-type=module', '-e', `import '${subpath}';`], { cwd: project });
-      expect(imported.code).toBe(1);
-      expect(imported.stderr).toContain(bin.stderr.trim());
-      expect(imported.stderr).not.toMatch(/\n\s+at /);
-    }
-  });
 });
 
-function isOlderThanRequired(node: string): boolean {
-  let version: string;
-  try {
-    version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
-  } catch {
-    return false;
-  }
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major < 22 || (major === 22 && minor < 19);
-}

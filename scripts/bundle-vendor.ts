@@ -1,0 +1,66 @@
+// Writes vendor/: the dependencies whose engines want Node >= 22, bundled into okt so that npm on an
+// older Node does not warn about each (okt's own engines say what Node it needs). undici is not:
+// @kubernetes/client-node depends on it, so npm would install it all the same. The code imports them
+// as `#vendor/<name>` (package.json "imports"); they are devDependencies, so their types stay theirs.
+// Each exports only what okt uses, by name: a CommonJS package's names cannot be re-exported wholesale
+// from an ES module, nor the types of a package declared with `export =` (fastify) from its .d.ts.
+// okt's dependencies stay outside the bundles: one @opentelemetry/api for the SDK and its users (okt's
+// range for it is the SDK's peer range), one pino.
+// Usage: node scripts/bundle-vendor.ts   (npm runs it on install in this repository, and before a build)
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+/** Each vendor module: the packages it bundles, and what it exports from each (the bundle and its .d.ts alike). */
+const VENDORED: Record<string, Record<string, string[]>> = {
+  commander: { commander: ['Command', 'InvalidArgumentError', 'Option'] },
+  fastify: { fastify: ['default', 'LogController', 'type FastifyReply', 'type FastifyRequest'] },
+  opentelemetry: {
+    '@opentelemetry/core': ['W3CTraceContextPropagator'],
+    '@opentelemetry/exporter-trace-otlp-http': ['OTLPTraceExporter'],
+    '@opentelemetry/resources': ['resourceFromAttributes'],
+    '@opentelemetry/sdk-trace': ['BatchSpanProcessor', 'TracerProvider'],
+  },
+};
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const OUT = path.join(ROOT, 'vendor');
+const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT);
+for (const [name, packages] of Object.entries(VENDORED)) {
+  const reexports = `${Object.entries(packages)
+    .map(([pkg, names]) => `export { ${names.join(', ')} } from '${pkg}';`)
+    .join('\n')}\n`;
+  const result = await build({
+    stdin: { contents: reexports, resolveDir: ROOT, sourcefile: `vendor/${name}.ts`, loader: 'ts' },
+    outfile: path.join(OUT, `${name}.js`),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: Object.keys(dependencies),
+    // The CommonJS inside an ES module bundle requires Node's builtins through this.
+    banner: { js: "import { createRequire as __vendorRequire } from 'node:module';\nconst require = __vendorRequire(import.meta.url);" },
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  writeFileSync(path.join(OUT, `${name}.d.ts`), reexports);
+  writeFileSync(path.join(OUT, `${name}.LICENSES.txt`), licenses(Object.keys(result.metafile.inputs)));
+}
+
+/** The license of each package a bundle holds code of (their licenses ask that it travel with the code). */
+function licenses(inputs: string[]): string {
+  const packageDirs = new Set(inputs.flatMap((input) => /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? []));
+  return [...packageDirs]
+    .sort()
+    .map((dir) => {
+      const { name, version, license } = JSON.parse(readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
+      const file = readdirSync(path.join(ROOT, dir)).find((entry) => /^licen[cs]e/i.test(entry));
+      const text = file === undefined ? `License: ${license ?? 'see the package'}` : readFileSync(path.join(ROOT, dir, file), 'utf8').trim();
+      return `${name}@${version}\n\n${text}\n`;
+    })
+    .join(`\n${'-'.repeat(72)}\n\n`);
+}
