@@ -37,7 +37,7 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('okt installed and run with Node 20 and npm 10', () => {
-  it('installs, with one engine warning: okt needs Node >= 22.19 (none for the dependencies okt bundles)', () => {
+  it("installs; the first engine warning is okt's (Node >= 22.19), the others only for what @kubernetes/client-node brings (none for what okt bundles)", () => {
     expect(install.code, install.output).toBe(0);
     const warnings = [...install.output.matchAll(/Unsupported engine \{\s*npm warn EBADENGINE\s+package: '([^']+)',\s*npm warn EBADENGINE\s+required: \{ node: '([^']+)' \}/g)];
     expect(warnings.length).toBe(install.output.match(/Unsupported engine/g)?.length);
