@@ -47,7 +47,7 @@ import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
 
-const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
+export const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
 const CHAINS = { group: 'okt.dev', version: 'v1alpha1', plural: 'chains', kind: 'Chain' } as const;
 /** Start -> Step1 -> ... -> Step8 -> End: eight nodes with (no-op) actions between the entry and a leaf. */
 const CHAIN_STEPS = 8;
@@ -61,7 +61,7 @@ const chainGraph = loadGraph({
     ['End', {}],
   ]),
 });
-const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
+export const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
 /** The minimal CR of the second raw baseline: a group of its own, a status of one short string. */
 const MINIMAL = { group: 'bench.okt.dev', version: 'v1', plural: 'minimals', kind: 'Minimal' } as const;
 const MINIMAL_NAMESPACE = 'e2e-raw-minimal';
@@ -177,14 +177,14 @@ function cpuSeconds(pids: readonly number[]): number[] {
 }
 
 /** Runs `one(i)` for i in [0, count) on `concurrency` loops. */
-async function inParallel(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
+export async function inParallel(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
     while (next < count) await one(next++);
   }));
 }
 
-const crName = (i: number) => `db${String(i).padStart(5, '0')}`;
+export const crName = (i: number) => `db${String(i).padStart(5, '0')}`;
 const dbPath = (namespace: string, name?: string, subresource?: string) => resourcePath(RESOURCE, namespace, name, subresource);
 
 async function createNamespace(raw: RawApi, name: string): Promise<void> {

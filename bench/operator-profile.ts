@@ -17,22 +17,14 @@ import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
 import { KubeTransport, NAMESPACES, type KubeObject } from '../src/kube/transport/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar } from '../sidecar/noop.ts';
+import { CRDS, crName, inParallel, RESOURCE } from './e2e.bench.ts';
 
 const COUNT = Number(process.argv[2] ?? 500);
-const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
-const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false } as const;
 const NAMESPACE = 'profile';
 const CONCURRENCY = 64;
 
 interface CpuProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 interface CpuProfile { nodes: CpuProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number }
-
-async function inParallel(count: number, one: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < count) await one(next++);
-  }));
-}
 
 async function atEverywhere(transport: KubeTransport, state: string): Promise<void> {
   await waitFor(`${COUNT} CRs Ready at ${state}`, async () => {
@@ -89,17 +81,21 @@ try {
     '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', NAMESPACE,
     '--workers', '64', '--health-port', '-1', '--log-level', 'warn', '--sidecar-url', sidecar.url, '--sidecar-token-file', tokenFile,
   ], { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: ['ignore', 'inherit', 'inherit'] });
-  const names = Array.from({ length: COUNT }, (_, i) => `db-${String(i).padStart(5, '0')}`);
-  await inParallel(COUNT, (i) => transport.create(RESOURCE, NAMESPACE, {
-    apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind, metadata: { name: names[i] }, spec: { desiredState: 'Running', onLeaf: 'Keep' },
-  }));
+  const names = Array.from({ length: COUNT }, (_, i) => crName(i));
+  await inParallel(COUNT, CONCURRENCY, async (i) => {
+    await transport.create(RESOURCE, NAMESPACE, {
+      apiVersion: `${RESOURCE.group}/${RESOURCE.version}`, kind: RESOURCE.kind, metadata: { name: names[i] }, spec: { desiredState: 'Running', onLeaf: 'Keep' },
+    });
+  });
   await atEverywhere(transport, 'Running');
   const cpuBefore = cpuMs(operator.pid!);
   const walkStartedUs = Number(process.hrtime.bigint() / 1000n);
   const started = performance.now();
   const api = kc.makeApiClient(CustomObjectsApi);
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  await inParallel(COUNT, (i) => api.patchNamespacedCustomObject({ group: RESOURCE.group, version: RESOURCE.version, plural: RESOURCE.plural, namespace: NAMESPACE, name: names[i]!, body: { spec: { desiredState: 'End' } } }, mergePatch));
+  await inParallel(COUNT, CONCURRENCY, async (i) => {
+    await api.patchNamespacedCustomObject({ group: RESOURCE.group, version: RESOURCE.version, plural: RESOURCE.plural, namespace: NAMESPACE, name: names[i]!, body: { spec: { desiredState: 'End' } } }, mergePatch);
+  });
   await atEverywhere(transport, 'End');
   const seconds = (performance.now() - started) / 1000;
   const transitions = COUNT * 2;
