@@ -1,18 +1,23 @@
 // Writes vendor/: the dependencies whose engines want Node >= 22, bundled into okt so that npm on an
-// older Node does not warn about each (okt's own engines say what Node it needs). undici is not:
-// @kubernetes/client-node depends on it, so npm would install it all the same. The code imports them
-// as `#vendor/<name>` (package.json "imports"); they are devDependencies, so their types stay theirs.
+// older Node warns about okt alone (okt's own engines say what Node it needs). @kubernetes/client-node
+// is among them (it requires undici 8): okt runs its bundled copy, and the types of its public API
+// (a KubeConfig) come from the user's own, an optional peer dependency. The code imports them as
+// `#vendor/<name>` (package.json "imports"); they are devDependencies, so their types stay theirs.
 // Each exports only what okt uses, by name: a CommonJS package's names cannot be re-exported wholesale
 // from an ES module, nor the types of a package declared with `export =` (fastify) from its .d.ts.
 // okt's dependencies stay outside the bundles: one @opentelemetry/api for the SDK and its users (okt's
-// range for it is the SDK's peer range), one pino.
-// Usage: node scripts/bundle-vendor.ts   (npm runs it on install in this repository, and before a build)
+// range for it is the SDK's peer range), one pino; so does undici inside client-node's bundle (okt's one).
+// Usage: node scripts/bundle-vendor.ts   (npm runs it on install in this repository, and before a build,
+// npm test and npm start, so a checkout that changed this list never runs a stale vendor/)
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, type PluginBuild } from 'esbuild';
 
 /** Each vendor module: the packages it bundles, and what it exports from each (the bundle and its .d.ts alike). */
 const VENDORED: Record<string, Record<string, string[]>> = {
+  'client-node': {
+    '@kubernetes/client-node': ['ApiException', 'ApiextensionsV1Api', 'CustomObjectsApi', 'KubeConfig', 'type V1CustomResourceDefinition'],
+  },
   commander: { commander: ['Command', 'InvalidArgumentError', 'Option'] },
   fastify: { fastify: ['default', 'LogController', 'type FastifyReply', 'type FastifyRequest'] },
   opentelemetry: {
@@ -20,6 +25,16 @@ const VENDORED: Record<string, Record<string, string[]>> = {
     '@opentelemetry/exporter-trace-otlp-http': ['OTLPTraceExporter'],
     '@opentelemetry/resources': ['resourceFromAttributes'],
     '@opentelemetry/sdk-trace': ['BatchSpanProcessor', 'TracerProvider'],
+  },
+  // What okt uses, and what client-node's bundle imports of it (Agent, ProxyAgent, fetch).
+  undici: { undici: ['Agent', 'errors', 'fetch', 'Pool', 'ProxyAgent', 'request', 'type Dispatcher'] },
+};
+
+/** One undici in okt: client-node's bundle takes okt's (#vendor/undici). */
+const ONE_UNDICI = {
+  name: 'one-undici',
+  setup(build: PluginBuild) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: '#vendor/undici', external: true }));
   },
 };
 
@@ -41,6 +56,7 @@ for (const [name, packages] of Object.entries(VENDORED)) {
     platform: 'node',
     target: 'node22',
     external: Object.keys(dependencies),
+    plugins: name === 'undici' ? [] : [ONE_UNDICI],
     // The CommonJS inside an ES module bundle requires Node's builtins through this.
     banner: { js: "import { createRequire as __vendorRequire } from 'node:module';\nconst require = __vendorRequire(import.meta.url);" },
     legalComments: 'none',

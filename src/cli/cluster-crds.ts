@@ -6,7 +6,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+} from '#vendor/client-node';
 import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT } from './errors.ts';
 import type { LifecycleResource } from './status-view.ts';
