@@ -56,11 +56,26 @@ export function conditionOf(obj: LifecycleObject, type: string) {
 }
 
 /** Waits until `predicate` holds for the CR (read through the API server, not the operator's cache). */
-export function waitForObject(objects: LifecycleObjects, namespace: string, name: string, what: string, predicate: (obj: LifecycleObject) => boolean, timeoutMs = 30_000) {
-  return waitFor(`${namespace}/${name}: ${what}`, async () => {
-    const obj = await objects.get(namespace, name);
-    return predicate(obj) ? obj : undefined;
-  }, timeoutMs, 50);
+export async function waitForObject(objects: LifecycleObjects, namespace: string, name: string, what: string, predicate: (obj: LifecycleObject) => boolean, timeoutMs = 30_000) {
+  let last: LifecycleObject | undefined;
+  try {
+    return await waitFor(`${namespace}/${name}: ${what}`, async () => {
+      last = await objects.get(namespace, name);
+      return predicate(last) ? last : undefined;
+    }, timeoutMs, 50);
+  } catch (error) {
+    // Said on a time-out: where the CR was, so that a failure in CI needs no second run to understand.
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; last seen: ${describeObject(last)}`, { cause: error });
+  }
+}
+
+/** A CR in one line: its spec, node, transition, operation and conditions. */
+function describeObject(obj: LifecycleObject | undefined): string {
+  if (obj === undefined) return 'nothing (never read)';
+  const status = obj.status;
+  const conditions = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`);
+  const operation = status?.operation === undefined ? undefined : `${status.operation.id} ${status.operation.node} ${status.operation.phase}`;
+  return JSON.stringify({ spec: obj.spec, state: status?.state, transition: status?.transition, operation, conditions }).slice(0, 2000);
 }
 
 /** Waits until the CR is gone (the API server answers 404). */

@@ -38,6 +38,8 @@ beforeAll(async () => {
   });
   await timed('npm install node', () => ok('npm', ['install', '--save-dev', `node@${NODE_PACKAGE_VERSION}`], { cwd: project }));
   await timed('npm install okt', () => ok('npm', ['install', tarball], { cwd: project }));
+  // For tsc: Node's own types (main.ts imports node:fs), which a TypeScript user installs; okt brings none.
+  await timed('npm install @types/node', () => ok('npm', ['install', '--save-dev', `@types/node@${PACKAGE.devDependencies['@types/node']}`], { cwd: project }));
 }, 300_000);
 
 afterAll(() => console.log(`okt as a dependency, step times (ms): ${JSON.stringify(timings)}`));
