@@ -9,7 +9,7 @@
 // range for it is the SDK's peer range), one pino; so does undici inside client-node's bundle (okt's one).
 // Usage: node scripts/bundle-vendor.ts   (npm runs it on install in this repository, and before a build,
 // npm test and npm start, so a checkout that changed this list never runs a stale vendor/)
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, type PluginBuild } from 'esbuild';
 
@@ -42,8 +42,10 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'vendor');
 const { dependencies } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
-rmSync(OUT, { recursive: true, force: true });
-mkdirSync(OUT);
+// Other okt processes may be starting from this checkout meanwhile (a test runs `npm start` or `npm
+// pack`): each file is replaced whole (written aside, then renamed over), and only when it changed.
+mkdirSync(OUT, { recursive: true });
+const written = new Set<string>();
 for (const [name, packages] of Object.entries(VENDORED)) {
   const reexports = `${Object.entries(packages)
     .map(([pkg, names]) => `export { ${names.join(', ')} } from '${pkg}';`)
@@ -51,6 +53,7 @@ for (const [name, packages] of Object.entries(VENDORED)) {
   const result = await build({
     stdin: { contents: reexports, resolveDir: ROOT, sourcefile: `vendor/${name}.ts`, loader: 'ts' },
     outfile: path.join(OUT, `${name}.js`),
+    write: false,
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -63,8 +66,20 @@ for (const [name, packages] of Object.entries(VENDORED)) {
     metafile: true,
     logLevel: 'warning',
   });
-  writeFileSync(path.join(OUT, `${name}.d.ts`), reexports);
-  writeFileSync(path.join(OUT, `${name}.LICENSES.txt`), licenses(Object.keys(result.metafile.inputs)));
+  replace(`${name}.js`, result.outputFiles[0]!.text);
+  replace(`${name}.d.ts`, reexports);
+  replace(`${name}.LICENSES.txt`, licenses(Object.keys(result.metafile.inputs)));
+}
+// What an earlier list bundled goes (not what another run is writing aside).
+for (const file of readdirSync(OUT)) if (!written.has(file) && !file.endsWith('.tmp')) rmSync(path.join(OUT, file), { force: true });
+
+function replace(file: string, text: string): void {
+  written.add(file);
+  const target = path.join(OUT, file);
+  if (existsSync(target) && readFileSync(target, 'utf8') === text) return;
+  const aside = `${target}.${process.pid}.tmp`;
+  writeFileSync(aside, text);
+  renameSync(aside, target);
 }
 
 /** The license of each package a bundle holds code of (their licenses ask that it travel with the code). */
