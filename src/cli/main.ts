@@ -3,8 +3,8 @@ import { useUsageExitCode } from './errors.ts';
 import { version } from '../version.ts';
 
 // Each command's module, in the order help lists them. Only the command named on the line is loaded
-// (the others pull in the Kubernetes client, the operator, the sidecar server: over a thousand modules
-// and a second of start-up); help without a command loads them all to list them.
+// (the others pull in the Kubernetes client, the operator, the sidecar server: most of a second of
+// start-up); help without a command loads them all to list them.
 const COMMANDS: Record<string, () => Promise<Command>> = {
   init: async () => (await import('./init.ts')).initCommand(),
   cluster: async () => (await import('./cluster.ts')).clusterCommand(),
