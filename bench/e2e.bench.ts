@@ -169,7 +169,7 @@ class RawApi {
 }
 
 /** CPU seconds (user + system) used so far by each of these processes, from /proc. */
-function cpuSeconds(pids: readonly number[]): number[] {
+export function cpuSeconds(pids: readonly number[]): number[] {
   return pids.map((pid) => {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)

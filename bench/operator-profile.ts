@@ -17,7 +17,7 @@ import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
 import { KubeTransport, NAMESPACES, type KubeObject } from '../src/kube/transport/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar } from '../sidecar/noop.ts';
-import { CRDS, crName, inParallel, RESOURCE } from './e2e.bench.ts';
+import { cpuSeconds, CRDS, crName, inParallel, RESOURCE } from './e2e.bench.ts';
 
 const COUNT = Number(process.argv[2] ?? 500);
 const NAMESPACE = 'profile';
@@ -35,11 +35,6 @@ async function atEverywhere(transport: KubeTransport, state: string): Promise<vo
     });
     return ready.length === COUNT ? true : undefined;
   }, { timeoutMs: 120_000 + COUNT * 200, intervalMs: 250 });
-}
-
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** Self time per function and per package or okt file, of the samples between two instants (µs since the profile's start). */
@@ -88,7 +83,7 @@ try {
     });
   });
   await atEverywhere(transport, 'Running');
-  const cpuBefore = cpuMs(operator.pid!);
+  const [cpuBefore = 0] = cpuSeconds([operator.pid!]);
   const walkStartedUs = Number(process.hrtime.bigint() / 1000n);
   const started = performance.now();
   const api = kc.makeApiClient(CustomObjectsApi);
@@ -99,7 +94,7 @@ try {
   await atEverywhere(transport, 'End');
   const seconds = (performance.now() - started) / 1000;
   const transitions = COUNT * 2;
-  const cpu = cpuMs(operator.pid!) - cpuBefore;
+  const cpu = ((cpuSeconds([operator.pid!])[0] ?? 0) - cpuBefore) * 1000;
   const walkEndedUs = Number(process.hrtime.bigint() / 1000n);
   operator.kill('SIGTERM');
   await new Promise((resolve) => operator.once('exit', resolve));

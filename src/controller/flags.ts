@@ -62,16 +62,12 @@ export function controllerRuntimeSettings(opts: Record<string, unknown>): Contro
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) {
     throw new Error(`--watch-idle-timeout: expected a number of seconds >= 0, got "${String(opts.watchIdleTimeout)}"`);
   }
-  const requestSeconds = Number(opts.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000);
-  if (!Number.isFinite(requestSeconds) || requestSeconds <= 0) {
-    throw new Error(`--request-timeout: expected a number of seconds > 0, got "${String(opts.requestTimeout)}"`);
-  }
   return {
     workers,
     health: port < 0 ? false : { port, host: nonEmpty(opts.healthHost ?? '0.0.0.0', '--health-host') },
     leaderElection,
     watchIdleTimeoutMs: Math.round(idleSeconds * 1000),
-    requestTimeoutMs: Math.round(requestSeconds * 1000),
+    requestTimeoutMs: seconds(opts.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000, '--request-timeout'),
     logLevel,
   };
 }

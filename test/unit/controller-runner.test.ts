@@ -154,7 +154,7 @@ describe('controller runtime flags', () => {
 
   it('--request-timeout in seconds, more than 0', () => {
     expect(parse(['--request-timeout', '4.5']).requestTimeoutMs).toBe(4500);
-    expect(() => parse(['--request-timeout', '0'])).toThrow(/--request-timeout: expected a number of seconds > 0, got "0"/);
+    expect(() => parse(['--request-timeout', '0'])).toThrow(/--request-timeout: expected a positive number of seconds, got "0"/);
   });
 
   it('leader election with client-go durations, overridable', () => {
