@@ -1,6 +1,7 @@
 // The operator end to end, against a control plane started here (etcd + kube-apiserver on loopback)
 // and a real in-process sidecar whose actions are no-op module functions raising nothing (every node rests):
-// 1. the practical limit: raw status merge patches per second to the same API server, same run;
+// 1. the practical limit: raw status merge patches per second to the same API server, same run, and
+//    around the multi-hop walk raw status updates too (PUT of /status: how okt writes status);
 // 2. transitions per second for 100, 1,000 and 5,000 CRs walking Start>Running>Servicing>Running>Stopping,
 //    then Running -> End in one spec edit, then a chain of nine transitions per spec edit;
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
@@ -156,6 +157,14 @@ class RawApi {
     return bytes;
   }
 
+  /** PUT: the object as the server answered it (what the next PUT of it sends back). */
+  async put(path: string, body: unknown): Promise<KubeObject> {
+    const response = await this.#pool.request({ path: this.#prefix + path, method: 'PUT', headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`PUT ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as KubeObject;
+  }
+
   async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
     const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
     const response = await this.#pool.request({ path: this.#prefix + path, method, headers: { ...this.#headers, 'content-type': contentType }, body: JSON.stringify(body) });
@@ -219,19 +228,37 @@ async function rawPatchRate(raw: RawApi, subject: Subject, loops: number, second
   return patchRate(raw, (w) => resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status'), (i) => ({ status: { ...status, transition: i } }), loops, seconds);
 }
 
+/**
+ * 1b. The same status written the way okt writes it: a PUT of /status, each loop sending back the
+ * object its last answer held (so its resourceVersion is the precondition).
+ */
+async function rawUpdateRate(raw: RawApi, subject: Subject, loops: number, seconds: number): Promise<number> {
+  const status = transitionStatus(subject);
+  const pathOf = (w: number) => resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status');
+  const objects = await Promise.all(Array.from({ length: loops }, async (_, w) => JSON.parse((await raw.get(pathOf(w))).toString('utf8')) as KubeObject));
+  return writeRate(loops, seconds, async (w, i) => {
+    objects[w] = await raw.put(pathOf(w), { ...objects[w], status: { ...status, transition: i } });
+  });
+}
+
 /** 8. The same against the minimal CRs: a status of one short string (`{"state":"s17"}`). */
 function minimalPatchRate(raw: RawApi, loops: number, seconds: number): Promise<number> {
   return patchRate(raw, (w) => resourcePath(MINIMAL, MINIMAL_NAMESPACE, crName(w), 'status'), (i) => ({ status: { state: `s${i}` } }), loops, seconds);
 }
 
-async function patchRate(raw: RawApi, pathOf: (loop: number) => string, patchOf: (i: number) => unknown, loops: number, seconds: number): Promise<number> {
+function patchRate(raw: RawApi, pathOf: (loop: number) => string, patchOf: (i: number) => unknown, loops: number, seconds: number): Promise<number> {
+  return writeRate(loops, seconds, (w, i) => raw.send('PATCH', pathOf(w), patchOf(i)));
+}
+
+/** Writes per second of `loops` loops, each writing its own CR for `seconds`: loop w's i-th write is `write(w, i)`. */
+async function writeRate(loops: number, seconds: number, write: (loop: number, i: number) => Promise<void>): Promise<number> {
   let done = 0;
   const deadline = performance.now() + seconds * 1000;
   const start = performance.now();
   await Promise.all(Array.from({ length: loops }, async (_, w) => {
+    // Every write changes something (i): an unchanged object is not written to etcd at all.
     for (let i = 1; performance.now() < deadline; i += 1) {
-      // Every patch changes something: an unchanged object is not written to etcd at all.
-      await raw.send('PATCH', pathOf(w), patchOf(i));
+      await write(w, i);
       done += 1;
     }
   }));
@@ -326,6 +353,8 @@ interface WalkFigures {
   selfCpuMsPerTransition: number;
   /** Raw status patches per second of the minimal CR around the walk (NaN: not measured for this walk). */
   minimalRaw: number;
+  /** Raw status updates (PUT, okt's way of writing status) per second of the subject's CRs, measured with minimalRaw. */
+  rawUpdate: number;
   steadyWrites: number;
   steadyReads: number;
   reconciles: number;
@@ -339,6 +368,7 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk, 
   // The machine is shared and its load drifts: the baseline is measured right before and right after.
   const rawBefore = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
   const minimalBefore = minimal ? await minimalPatchRate(bench.raw, CONCURRENCY, SECONDS) : NaN;
+  const updateBefore = minimal ? await rawUpdateRate(bench.raw, subject, CONCURRENCY, SECONDS) : NaN;
   const operator = await operatorFor(bench, subject, namespace);
   try {
     const tracker = new ReadinessTracker(operator.lifecycle.informer);
@@ -373,9 +403,11 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk, 
     await operator.stop();
     const rawAfter = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
     const minimalAfter = minimal ? await minimalPatchRate(bench.raw, CONCURRENCY, SECONDS) : NaN;
+    const updateAfter = minimal ? await rawUpdateRate(bench.raw, subject, CONCURRENCY, SECONDS) : NaN;
     return {
       raw: (rawBefore + rawAfter) / 2,
       minimalRaw: (minimalBefore + minimalAfter) / 2,
+      rawUpdate: (updateBefore + updateAfter) / 2,
       selfCpuMsPerTransition: ((self.user + self.system) / 1000) / (count * route.transitions),
       crs: count,
       transitions,
@@ -940,7 +972,9 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
     figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
-    console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
+    figures['e2e.raw_update_per_s'] = fixed(hops.rawUpdate);
+    figures['e2e.multihop_transitions_vs_raw_update_ratio'] = fixed(hops.perSecond / hops.rawUpdate, 3);
+    console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}) and ${hops.rawUpdate.toFixed(0)} raw status updates/s, okt's way of writing (${(hops.perSecond / hops.rawUpdate).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
     // 8. The second raw baseline (a minimal CR) and the peer, on the same walk.
     figures['e2e.minimal_raw_patch_per_s'] = fixed(hops.minimalRaw);
     figures['e2e.multihop_vs_minimal_raw_ratio'] = fixed(hops.perSecond / hops.minimalRaw, 3);

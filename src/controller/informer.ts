@@ -73,13 +73,19 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The default transform: drops managedFields and kubectl's last-applied annotation (often most of an object's size). */
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
-  const { managedFields: _dropped, annotations, ...metadata } = obj.metadata;
+  const { annotations, ...metadata } = dropManagedFields(obj).metadata;
   const kept: KubeObject['metadata'] = metadata;
   if (annotations) {
     const { [LAST_APPLIED]: _lastApplied, ...rest } = annotations;
     if (Object.keys(rest).length > 0) kept.annotations = rest;
   }
   return { ...obj, metadata: kept };
+}
+
+/** Drops managedFields only: a cache whose objects are written back whole keeps every other field. */
+export function dropManagedFields<T extends KubeObject>(obj: T): T {
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 /**

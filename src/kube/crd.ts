@@ -95,8 +95,8 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
   conditions['x-kubernetes-list-type'] = 'map';
   conditions['x-kubernetes-list-map-keys'] = ['type'];
-  // okt writes status with merge patches, which keep other writers' fields whatever this says; atomic
-  // spares the API server tracking every status field in managedFields (1.2 KB of a 4.4 KB CR at rest).
+  // okt writes status back with other writers' fields, whatever this says; atomic spares the API
+  // server tracking every status field in managedFields (1.2 KB of a 4.4 KB CR at rest).
   status['x-kubernetes-map-type'] = 'atomic';
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

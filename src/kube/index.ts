@@ -20,5 +20,4 @@ export { generateRbac, operatorName } from './rbac.ts';
 export type { OperatorRbacOptions } from './rbac.ts';
 export { generateManifests, sidecarSnippet } from './manifests.ts';
 export type { OperatorManifestOptions } from './manifests.ts';
-export { mergePatchFrom } from './merge-patch.ts';
 export * from './transport/index.ts';

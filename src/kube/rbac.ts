@@ -46,7 +46,8 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
       // Informer (list, watch), the one read on a conflict (get), finalizer and spec patches, the
       // deletion at a leaf reached through the spec (OKT's "on End: delete it").
       { apiGroups: [group], resources: plurals, verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
-      { apiGroups: [group], resources: plurals.map((plural) => `${plural}/status`), verbs: ['get', 'patch', 'update'] },
+      // Status is written whole (PUT): no patch.
+      { apiGroups: [group], resources: plurals.map((plural) => `${plural}/status`), verbs: ['get', 'update'] },
       // Setting finalizers needs this where the OwnerReferencesPermissionEnforcement admission is on.
       { apiGroups: [group], resources: plurals.map((plural) => `${plural}/finalizers`), verbs: ['update'] },
     ]),

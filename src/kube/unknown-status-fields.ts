@@ -1,10 +1,9 @@
 // Status fields okt does not know (a newer okt's, another tool's) are kept: the CRD preserves them
-// (src/kube/crd.ts) and okt's status writes leave them alone (statusPatch). Where: at the top level
+// (src/kube/crd.ts) and okt writes them back as stored (statusToWrite). Where: at the top level
 // of status, and inside okt's own objects for as long as each is the same object; an object okt
 // replaces or removes takes its unknown fields with it, as they were about that object.
 import type { z } from 'zod';
 import { lastTransitionSchema, lifecycleStatusSchema, operationStatusSchema, outboxEntrySchema } from './lifecycle-resource.ts';
-import { mergePatchFrom } from './merge-patch.ts';
 
 /** One of okt's objects inside status. */
 export interface OpenObject {
@@ -36,11 +35,13 @@ export const UNKNOWN_FIELDS_KEPT = {
 type Json = Record<string, unknown>;
 
 /**
- * The JSON merge patch that turns the status as stored (raw, unknown fields and all) into `next`, the
- * status okt computed from what it could parse, without deleting what okt does not know.
+ * The whole status okt writes (it replaces `/status`): `next`, the status okt computed from what it
+ * could parse, with what the status as stored (raw) holds that okt does not know. A status of
+ * conditions only (okt could not read the CR) replaces the conditions and keeps everything else.
  */
-export function statusPatch(stored: unknown, next: object): Json | undefined {
-  return mergePatchFrom(stored, withUnknownFields(stored, next as Json));
+export function statusToWrite(stored: unknown, next: object): Json {
+  if (!('state' in next)) return isRecord(stored) ? { ...stored, ...next } : { ...next };
+  return withUnknownFields(stored, next as Json);
 }
 
 /** `next` plus the fields of `stored` okt does not know, where they are still about the same objects. */

@@ -1,9 +1,12 @@
 // What the API server keeps of okt's writes in a CR's managedFields: one entry, by manager `okt`
 // (not "unknown"), with status tracked as one field (the CRD makes status an atomic map): before, the
-// status entry listed every field of every condition and was 1.4 KB of a 4.4 KB CR at rest.
+// status entry listed every field of every condition and was 1.4 KB of a 4.4 KB CR at rest. okt
+// replaces status (PUT) with the object it read: every other writer's entry must stay as it was.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { e2eKubeConfig } from './helpers/index.ts';
+import { e2eKubeConfig, e2eKubeconfigPath } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const kc = e2eKubeConfig();
@@ -27,4 +30,30 @@ test("a CR at rest: okt's writes are managed by `okt`, and its status is one fie
   const okt = entries.find((e) => e.manager === 'okt')!;
   expect(okt.fieldsV1['f:status']).toEqual({});
   expect(Buffer.byteLength(JSON.stringify(okt))).toBeLessThan(300);
+});
+
+test("a CR made with `kubectl apply`, walked by okt: kubectl's entry still owns its spec, labels and last-applied annotation", async () => {
+  const manifest = {
+    apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind,
+    metadata: { name: 'applied', namespace: local.namespace, labels: { team: 'storage' } },
+    spec: { desiredState: 'Running' },
+  };
+  const kubectl = (args: string[], input?: string) => new Promise<string>((resolve, reject) => {
+    const child = execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() } }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
+    child.stdin?.end(input);
+  });
+  await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+  const kubectlEntry = async () => {
+    const obj = JSON.parse(await kubectl(['get', `${DATABASES.plural}.${DATABASES.group}`, 'applied', '-n', local.namespace, '-o', 'json', '--show-managed-fields'])) as { metadata: { managedFields: { manager: string; fieldsV1: unknown }[]; annotations?: Record<string, string> } };
+    return { entry: obj.metadata.managedFields.find((e) => e.manager === 'kubectl-client-side-apply'), annotations: obj.metadata.annotations };
+  };
+  const before = await kubectlEntry();
+  expect(before.entry?.fieldsV1).toMatchObject({ 'f:metadata': { 'f:annotations': { 'f:kubectl.kubernetes.io/last-applied-configuration': {} }, 'f:labels': { 'f:team': {} } }, 'f:spec': { 'f:desiredState': {} } });
+  await waitForObject(databases, local.namespace, 'applied', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+  await databases.patchSpec(local.namespace, 'applied', { desiredState: 'Servicing' });
+  await waitForObject(databases, local.namespace, 'applied', 'Ready at Servicing', (o) => o.status?.state === 'Servicing' && conditionOf(o, 'Ready')?.status === 'True');
+  const after = await kubectlEntry();
+  // The spec edit above was not kubectl's: desiredState now belongs to its writer, the rest stays kubectl's.
+  expect(after.entry?.fieldsV1).toMatchObject({ 'f:metadata': { 'f:annotations': { 'f:kubectl.kubernetes.io/last-applied-configuration': {} }, 'f:labels': { 'f:team': {} } } });
+  expect(after.annotations).toEqual(before.annotations);
 });

@@ -109,10 +109,10 @@ describe('several kinds in one operator: RBAC and manifests', () => {
     expect(docs.find((d) => d.kind === 'ServiceAccount')!.metadata.name).toBe('okt-database-reconciliation-cache');
     expect(docs.find((d) => d.kind === 'ClusterRole')!.rules).toEqual([
       { apiGroups: ['okt.dev'], resources: ['databases', 'recs'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
-      { apiGroups: ['okt.dev'], resources: ['databases/status', 'recs/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['okt.dev'], resources: ['databases/status', 'recs/status'], verbs: ['get', 'update'] },
       { apiGroups: ['okt.dev'], resources: ['databases/finalizers', 'recs/finalizers'], verbs: ['update'] },
       { apiGroups: ['other.dev'], resources: ['caches'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
-      { apiGroups: ['other.dev'], resources: ['caches/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['other.dev'], resources: ['caches/status'], verbs: ['get', 'update'] },
       { apiGroups: ['other.dev'], resources: ['caches/finalizers'], verbs: ['update'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);

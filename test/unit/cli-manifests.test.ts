@@ -20,7 +20,7 @@ describe('generateRbac', () => {
     expect(account.metadata).toMatchObject({ name: 'okt-database', namespace: 'ops' });
     expect(clusterRole.rules).toEqual([
       { apiGroups: ['okt.dev'], resources: ['databases'], verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
-      { apiGroups: ['okt.dev'], resources: ['databases/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['okt.dev'], resources: ['databases/status'], verbs: ['get', 'update'] },
       { apiGroups: ['okt.dev'], resources: ['databases/finalizers'], verbs: ['update'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
     ]);

@@ -156,10 +156,16 @@ export class KubeTransport {
     return this.#json<T>({ verb: 'create', method: 'POST', path: resourcePath(res, namespace), body, query: { fieldManager: opts.fieldManager ?? this.#fieldManager } });
   }
 
-  /** PUT: the body's metadata.resourceVersion (or `opts.resourceVersion`) is the precondition. */
-  replace<T extends KubeObject = KubeObject>(res: ResourceRef, namespace: string | undefined, name: string, body: KubeObject, opts: WriteOptions = {}): Promise<T> {
+  /**
+   * PUT of the object, or of a subresource such as `status` (the server then takes only the status
+   * from the body): the body's metadata.resourceVersion (or `opts.resourceVersion`) is the precondition.
+   */
+  replace<T extends KubeObject = KubeObject>(
+    res: ResourceRef, namespace: string | undefined, name: string, body: KubeObject,
+    opts: WriteOptions & { subresource?: string } = {},
+  ): Promise<T> {
     const withVersion = opts.resourceVersion === undefined ? body : { ...body, metadata: { ...body.metadata, resourceVersion: opts.resourceVersion } };
-    return this.#json<T>({ verb: 'update', method: 'PUT', path: resourcePath(res, namespace, name), body: withVersion, query: { fieldManager: opts.fieldManager ?? this.#fieldManager } });
+    return this.#json<T>({ verb: 'update', method: 'PUT', path: resourcePath(res, namespace, name, opts.subresource), body: withVersion, query: { fieldManager: opts.fieldManager ?? this.#fieldManager } });
   }
 
   /** JSON merge patch (RFC 7386) of the object, or of a subresource such as `status`. */
