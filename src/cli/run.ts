@@ -1,7 +1,7 @@
 // `okt run`: the operator of one graph's custom resources, or of several kinds each with its graph,
 // against the cluster KUBECONFIG names.
 import { Command, Option } from '#vendor/commander';
-import { addControllerRuntimeFlags, controllerRuntimeSettings } from '../controller/flags.ts';
+import { addControllerRuntimeFlags, controllerRuntimeSettings, seconds } from '../controller/flags.ts';
 import { parseShard } from '../controller/lifecycle/shard.ts';
 import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';
 import { readTokenFile } from '../sidecar-client/token-file.ts';
@@ -54,9 +54,9 @@ export function runCommand(): Command {
         settings: () => controllerRuntimeSettings(flags),
         shard: () => (flags.shard === undefined ? undefined : parseShard(flags.shard)),
         kinds: async () => loadKindGraphs(kindGraphSources(flags, { flag: '--graph', file: flags.graph })),
-        pollIntervalMs: () => milliseconds('--poll-interval', flags.pollInterval, 'positive'),
-        resyncPeriodMs: () => milliseconds('--resync-period', flags.resyncPeriod, 'zero or more'),
-        teardownGraceMs: () => milliseconds('--teardown-grace', flags.teardownGrace, 'zero or more'),
+        pollIntervalMs: () => seconds(flags.pollInterval, '--poll-interval'),
+        resyncPeriodMs: () => seconds(flags.resyncPeriod, '--resync-period', 'zero or more'),
+        teardownGraceMs: () => seconds(flags.teardownGrace, '--teardown-grace', 'zero or more'),
         allow: () => checkedSidecarPolicy(flags),
         tokenFile: () => (flags.sidecarTokenFile === undefined ? undefined : checkedTokenFile(flags.sidecarTokenFile)),
         otlpEndpoint: () => (flags.otlpEndpoint === undefined ? undefined : httpUrl('--otlp-endpoint', flags.otlpEndpoint)),
@@ -99,13 +99,6 @@ export function runCommand(): Command {
       await operator.stop();
     }),
   );
-}
-
-/** A number of seconds as milliseconds: above 0, or 0 or more. */
-function milliseconds(flag: string, text: string, range: 'positive' | 'zero or more'): number {
-  const ms = Number(text) * 1000;
-  if (range === 'positive' ? ms > 0 : ms >= 0) return ms;
-  throw new CliError(EXIT.usage, `${flag}: expected ${range === 'positive' ? 'a positive number of seconds' : 'a number of seconds >= 0'}, got "${text}"`);
 }
 
 /** An http(s) URL, or a usage error naming the flag. */

@@ -58,15 +58,11 @@ export function controllerRuntimeSettings(opts: Record<string, unknown>): Contro
     };
     if (opts.leaderElectionIdentity !== undefined) leaderElection.identity = nonEmpty(opts.leaderElectionIdentity, '--leader-election-identity');
   }
-  const idleSeconds = Number(opts.watchIdleTimeout ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS / 1000);
-  if (!Number.isFinite(idleSeconds) || idleSeconds < 0) {
-    throw new Error(`--watch-idle-timeout: expected a number of seconds >= 0, got "${String(opts.watchIdleTimeout)}"`);
-  }
   return {
     workers,
     health: port < 0 ? false : { port, host: nonEmpty(opts.healthHost ?? '0.0.0.0', '--health-host') },
     leaderElection,
-    watchIdleTimeoutMs: Math.round(idleSeconds * 1000),
+    watchIdleTimeoutMs: seconds(opts.watchIdleTimeout ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS / 1000, '--watch-idle-timeout', 'zero or more'),
     requestTimeoutMs: seconds(opts.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS / 1000, '--request-timeout'),
     logLevel,
   };
@@ -78,10 +74,12 @@ function integer(value: unknown, flag: string, min: number): number {
   return n;
 }
 
-function seconds(value: unknown, flag: string): number {
+/** A flag's number of seconds, as milliseconds: above 0, or 0 or more; otherwise an error naming the flag. */
+export function seconds(value: unknown, flag: string, range: 'positive' | 'zero or more' = 'positive'): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag}: expected a positive number of seconds, got "${String(value)}"`);
-  return Math.round(n * 1000);
+  // A positive value never rounds down to 0 ms (which would mean "never" or a busy loop).
+  if (Number.isFinite(n) && (range === 'positive' ? n > 0 : n >= 0)) return range === 'positive' ? Math.max(1, Math.round(n * 1000)) : Math.round(n * 1000);
+  throw new Error(`${flag}: expected ${range === 'positive' ? 'a positive number of seconds' : 'a number of seconds >= 0'}, got "${String(value)}"`);
 }
 
 function nonEmpty(value: unknown, flag: string): string {
