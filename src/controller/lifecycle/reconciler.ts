@@ -131,6 +131,11 @@ export class LifecycleController {
   readonly #sidecars: SidecarClients;
   /** Objects this controller wrote, newer than the cache until the watch brings them (client-go's mutation cache). */
   readonly #written = new Map<string, LifecycleObject>();
+  /**
+   * Keys with a write of this controller in flight, and the newest update the watch brought meanwhile:
+   * the watch often brings a write's echo before its answer, and only the answer tells the echo.
+   */
+  readonly #writing = new Map<string, LifecycleObject | undefined>();
   /** Operations long-polled on the sidecar, so a finished action is noticed at once. */
   readonly #watched = new Set<string>();
   /** Resources whose next move waits for their events to be delivered. */
@@ -189,8 +194,9 @@ export class LifecycleController {
         this.#noteStalled(obj);
         // The echo of this controller's own write brings nothing new: the reconcile that wrote it has
         // already asked for what comes next (an operation's long-poll, `again`, a requeue).
-        if (this.#isOwnEcho(obj)) return;
-        enqueue(obj);
+        const key = keyOf(obj);
+        if (this.#writing.has(key)) this.#writing.set(key, obj);
+        else if (!this.#isOwnEcho(obj)) enqueue(obj);
       },
       onDelete: (obj) => {
         const key = keyOf(obj);
@@ -563,25 +569,36 @@ export class LifecycleController {
   async #writeStatus(obj: LifecycleObject, next: object): Promise<LifecycleObject> {
     const { namespace, name } = splitKey(keyOf(obj));
     const body = { ...obj, apiVersion: this.#apiVersion, kind: this.#options.resource.kind, status: statusToWrite(obj.status, next) };
-    const written = await this.#options.transport.replace<LifecycleObject>(this.#options.resource, namespace, name, body, {
+    return this.#write(obj, () => this.#options.transport.replace<LifecycleObject>(this.#options.resource, namespace, name, body, {
       resourceVersion: obj.metadata.resourceVersion ?? '',
       subresource: 'status',
-    });
-    return this.#remember(written);
+    }));
   }
 
   async #patchMetadata(obj: LifecycleObject, metadata: Record<string, unknown>): Promise<LifecycleObject> {
     const { namespace, name } = splitKey(keyOf(obj));
-    const written = await this.#options.transport.patchMetadata<LifecycleObject>(this.#options.resource, namespace, name, metadata, {
+    return this.#write(obj, () => this.#options.transport.patchMetadata<LifecycleObject>(this.#options.resource, namespace, name, metadata, {
       resourceVersion: obj.metadata.resourceVersion ?? '',
-    });
-    return this.#remember(written);
+    }));
   }
 
-  #remember(written: LifecycleObject): LifecycleObject {
-    const kept = dropManagedFields(written);
-    this.#written.set(keyOf(kept), kept);
-    return kept;
+  /**
+   * Sends one write of `obj` and keeps what the server answered (the next reconcile starts from it);
+   * an update the watch brought meanwhile is looked at once the answer says whether it is the echo.
+   */
+  async #write(obj: LifecycleObject, send: () => Promise<LifecycleObject>): Promise<LifecycleObject> {
+    const key = keyOf(obj);
+    this.#writing.set(key, undefined);
+    try {
+      const kept = dropManagedFields(await send());
+      this.#written.set(key, kept);
+      return kept;
+    } finally {
+      const arrived = this.#writing.get(key);
+      this.#writing.delete(key);
+      // A failed write, or another writer's change: looked at again (the watch has it in the cache).
+      if (arrived !== undefined && !this.#isOwnEcho(arrived)) this.controller.enqueue(key);
+    }
   }
 
   /** A spec the operator cannot read (the CRD schema normally prevents it): conditions say why, nothing moves. */
