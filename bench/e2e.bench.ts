@@ -159,17 +159,20 @@ class RawApi {
 
   /** PUT: the object as the server answered it (what the next PUT of it sends back). */
   async put(path: string, body: unknown): Promise<KubeObject> {
-    const response = await this.#pool.request({ path: this.#prefix + path, method: 'PUT', headers: { ...this.#headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`PUT ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
-    return JSON.parse(text) as KubeObject;
+    return JSON.parse(await this.#write('PUT', path, body)) as KubeObject;
   }
 
   async send(method: 'POST' | 'PATCH', path: string, body: unknown): Promise<void> {
+    await this.#write(method, path, body);
+  }
+
+  /** The answer's text (unparsed: most callers only need to know it succeeded). */
+  async #write(method: 'POST' | 'PATCH' | 'PUT', path: string, body: unknown): Promise<string> {
     const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
     const response = await this.#pool.request({ path: this.#prefix + path, method, headers: { ...this.#headers, 'content-type': contentType }, body: JSON.stringify(body) });
     const text = await response.body.text();
     if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
+    return text;
   }
 
   close(): Promise<void> {

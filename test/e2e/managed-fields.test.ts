@@ -2,10 +2,9 @@
 // (not "unknown"), with status tracked as one field (the CRD makes status an atomic map): before, the
 // status entry listed every field of every condition and was 1.4 KB of a 4.4 KB CR at rest. okt
 // replaces status (PUT) with the object it read: every other writer's entry must stay as it was.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
+import { run } from '../fixtures/okt-process.ts';
 import { e2eKubeConfig, e2eKubeconfigPath } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator } from './helpers/lifecycle.ts';
 
@@ -38,10 +37,11 @@ test("a CR made with `kubectl apply`, walked by okt: kubectl's entry still owns 
     metadata: { name: 'applied', namespace: local.namespace, labels: { team: 'storage' } },
     spec: { desiredState: 'Running' },
   };
-  const kubectl = (args: string[], input?: string) => new Promise<string>((resolve, reject) => {
-    const child = execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() } }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)));
-    child.stdin?.end(input);
-  });
+  const kubectl = async (args: string[], input?: string) => {
+    const done = await run('kubectl', args, { env: { KUBECONFIG: e2eKubeconfigPath() }, ...(input === undefined ? {} : { input }) });
+    expect(done.code, `kubectl ${args.join(' ')}: ${done.stderr}`).toBe(0);
+    return done.stdout;
+  };
   await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
   const kubectlEntry = async () => {
     const obj = JSON.parse(await kubectl(['get', `${DATABASES.plural}.${DATABASES.group}`, 'applied', '-n', local.namespace, '-o', 'json', '--show-managed-fields'])) as { metadata: { managedFields: { manager: string; fieldsV1: unknown }[]; annotations?: Record<string, string> } };
