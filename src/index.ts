@@ -22,8 +22,12 @@ export {
   LIFECYCLE_FINALIZER,
   KubeTransport,
   KubeApiError,
+  STATUS_FORMATS,
+  STATUS_FORMAT_ANNOTATION,
+  statusFormatOf,
+  publishedGraph,
 } from './kube/index.ts';
-export type { CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
+export type { StatusFormat, CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
 export * from './controller/lifecycle/index.ts';
 export { Manager, Controller, Informer, WorkQueue, LeaderElector, createLogger, createControllerMetrics } from './controller/index.ts';
 

@@ -1,5 +1,6 @@
 import { Option, type Command } from '#vendor/commander';
 import type { CrdNames } from '../kube/crd.ts';
+import { DEFAULT_STATUS_FORMAT, STATUS_FORMATS, type StatusFormat } from '../kube/status-format.ts';
 import { collectList } from './output.ts';
 import { usageError } from './errors.ts';
 
@@ -19,6 +20,7 @@ export interface CrdNameFlags {
   kind: string;
   plural?: string;
   shortNames?: string[];
+  statusFormat?: StatusFormat;
 }
 
 /**
@@ -31,7 +33,8 @@ export function addCrdNameFlags(command: Command, { kindRequired = true } = {}):
     .requiredOption('--version <version>', 'API version (v1alpha1)')
     .addOption(new Option('--kind <kind>', 'kind, in CamelCase (Database)').makeOptionMandatory(kindRequired))
     .option('--plural <plural>', 'plural resource name (default: the kind in lower case plus "s")')
-    .addOption(new Option('--short-names <names>', 'short names, comma-separated (odb)').argParser(collectList));
+    .addOption(new Option('--short-names <names>', 'short names, comma-separated (odb)').argParser(collectList))
+    .addOption(new Option('--status-format <format>', `the shape of status in this version, the same for okt crd and okt run (docs/operator.md, "Status formats"); default ${DEFAULT_STATUS_FORMAT}`).choices(STATUS_FORMATS));
 }
 
 /** The CRD names from the flags, each checked: every bad one is a usage error naming its flag, all at once. */
@@ -60,6 +63,7 @@ export function crdNamesOf(flags: CrdNameFlags): CrdNames {
     kind: flags.kind,
     ...(flags.plural === undefined ? {} : { plural: flags.plural }),
     ...(flags.shortNames === undefined ? {} : { shortNames: flags.shortNames }),
+    ...(flags.statusFormat === undefined ? {} : { statusFormat: flags.statusFormat }),
   };
 }
 

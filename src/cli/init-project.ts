@@ -62,7 +62,8 @@ function clusterSidecarUrl(names: ProjectNames): string {
 
 /** `okt crd` and `okt manifests` as the project's scripts run them (without the leading `okt`). */
 export function generateCommands(names: ProjectNames): { crd: string[]; manifests: string[] } {
-  const crd = ['crd', 'graph.ts', '--group', names.group, '--version', names.version, '--kind', names.kind];
+  // A new project's CRs have no readers yet: they start with the lean status (docs/operator.md).
+  const crd = ['crd', 'graph.ts', '--group', names.group, '--version', names.version, '--kind', names.kind, '--status-format', 'lean'];
   return { crd, manifests: ['manifests', ...crd.slice(1), '--image', `${names.name}:latest`, '--sidecar-url', clusterSidecarUrl(names)] };
 }
 

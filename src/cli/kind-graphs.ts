@@ -86,7 +86,7 @@ export async function loadKindGraphs(sources: readonly KindGraphSource[]): Promi
 }
 
 /** One --kind-graph value, or what is wrong with it. */
-function parseKindGraph(entry: string, { group, version }: KindGraphFlags): KindGraphSource | string {
+function parseKindGraph(entry: string, { group, version, statusFormat }: KindGraphFlags): KindGraphSource | string {
   const match = KIND_GRAPH.exec(entry)?.groups;
   if (match === undefined) return `not ${KIND_GRAPH_FORM}, e.g. Database=graphs/database.ts`;
   const { kind = '', plural, file = '', exportName } = match;
@@ -94,7 +94,7 @@ function parseKindGraph(entry: string, { group, version }: KindGraphFlags): Kind
   if (kindProblem !== undefined) return `the kind ${kindProblem}`;
   const pluralProblem = plural === undefined ? undefined : nameProblem('plural', plural);
   if (pluralProblem !== undefined) return `the plural ${pluralProblem}`;
-  return { names: { group, version, kind, ...(plural === undefined ? {} : { plural }) }, file, exportName };
+  return { names: { group, version, kind, ...(plural === undefined ? {} : { plural }), ...(statusFormat === undefined ? {} : { statusFormat }) }, file, exportName };
 }
 
 /** `--kind-graph: kind "Database" is given twice`, once per name given more than once. */

@@ -70,8 +70,8 @@ export function runCommand(): Command {
       if (flags.sidecarUrl !== undefined) sidecar.url = flags.sidecarUrl;
       if (tokenFile !== undefined) sidecar.tokenFile = tokenFile;
       const resources = kinds.map(({ graph, names }) => {
-        const { group, version, plural, kind } = resolveCrdNames(names);
-        return { graph, resource: { group, version, plural, kind } };
+        const { group, version, plural, kind, statusFormat } = resolveCrdNames(names);
+        return { graph, resource: { group, version, plural, kind }, statusFormat };
       });
       const operator = await startOperator({
         kubeConfig: loadKubeConfig(),
@@ -92,7 +92,7 @@ export function runCommand(): Command {
         ...(shard === undefined ? {} : { shard }),
         ...(otlpEndpoint === undefined ? {} : { tracing: { endpoint: otlpEndpoint } }),
       });
-      const served = resources.map(({ graph, resource: r }) => ({ graph: graph.name, resource: `${r.plural}.${r.group}/${r.version}` }));
+      const served = resources.map(({ graph, resource: r, statusFormat }) => ({ graph: graph.name, resource: `${r.plural}.${r.group}/${r.version}`, statusFormat }));
       logger.info({ kinds: served, healthPort: operator.manager.healthPort }, 'operator started');
       await untilSignal();
       logger.info('stopping: draining the workers');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { loadGraph, paramsSchema, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
+import { DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
 
 /** Where a graph's custom resource lives in the API. */
 export interface CrdNames {
@@ -11,6 +12,8 @@ export interface CrdNames {
   /** Default: the kind in lower case plus "s". */
   plural?: string;
   shortNames?: string[];
+  /** The shape okt writes status in, for this version. Default: full. */
+  statusFormat?: StatusFormat;
 }
 
 export interface ResolvedCrdNames {
@@ -20,6 +23,7 @@ export interface ResolvedCrdNames {
   plural: string;
   singular: string;
   shortNames: string[];
+  statusFormat: StatusFormat;
 }
 
 export const GRAPH_ANNOTATION = 'okt.dev/graph';
@@ -63,6 +67,7 @@ export function resolveCrdNames(names: CrdNames): ResolvedCrdNames {
     plural: names.plural ?? `${singular}s`,
     singular,
     shortNames: names.shortNames ?? [],
+    statusFormat: names.statusFormat ?? DEFAULT_STATUS_FORMAT,
   };
 }
 
@@ -107,6 +112,8 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
         [GRAPH_ANNOTATION]: graph.name,
         [GRAPH_REVISION_ANNOTATION]: graph.revision,
         [GRAPH_REVISIONS_ANNOTATION]: JSON.stringify(publishedRevisions(graph)),
+        // Absent: full, the format of every okt before the choice (a CRD of an earlier okt says nothing).
+        ...(n.statusFormat === DEFAULT_STATUS_FORMAT ? {} : { [STATUS_FORMAT_ANNOTATION]: n.statusFormat }),
       },
     },
     spec: {

@@ -16,6 +16,8 @@ export {
 export type { LifecycleSpec, LifecycleStatus, OperationPhase, OperationStatus, OutboxEntry, EmittedEvents, LastTransition } from './lifecycle-resource.ts';
 export { generateCrd, resolveCrdNames, desiredStateNames, publishedGraph, publishedRevisions, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION, GRAPH_REVISIONS_ANNOTATION } from './crd.ts';
 export type { CrdNames, ResolvedCrdNames } from './crd.ts';
+export { STATUS_FORMATS, STATUS_FORMAT_ANNOTATION, DEFAULT_STATUS_FORMAT, statusFormatOf } from './status-format.ts';
+export type { StatusFormat } from './status-format.ts';
 export { generateRbac, operatorName } from './rbac.ts';
 export type { OperatorRbacOptions } from './rbac.ts';
 export { generateManifests, sidecarSnippet } from './manifests.ts';

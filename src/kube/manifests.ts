@@ -1,6 +1,7 @@
 import type { Graph } from '../graph/index.ts';
 import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
+import { DEFAULT_STATUS_FORMAT } from './status-format.ts';
 
 /** The sidecar's port when its config does not say (sidecar/config.ts). */
 export const SIDECAR_PORT = 8479;
@@ -87,6 +88,10 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
   if (stray !== undefined) {
     throw new Error(`generateManifests: ${stray.kind} is in ${stray.group}/${stray.version}, ${first.kind} in ${first.group}/${first.version}: okt run serves several kinds of one group and version`);
   }
+  const otherFormat = resolved.find((n) => n.statusFormat !== first.statusFormat);
+  if (otherFormat !== undefined) {
+    throw new Error(`generateManifests: ${otherFormat.kind} has the ${otherFormat.statusFormat} status format, ${first.kind} the ${first.statusFormat} one: okt run writes one format, that of the version it serves`);
+  }
   const allNames = kinds.map(({ names }) => names);
   const name = options.name ?? operatorName(allNames);
   const { namespace } = options;
@@ -109,6 +114,8 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
       args.push('--kind-graph', `${n.kind}${plural === undefined ? '' : `:${plural}`}=${GRAPH_MOUNT}/${kindGraphFile(n)}`);
     }
   }
+  // Every kind of one operator is in one version, and a version has one status format.
+  if (first.statusFormat !== DEFAULT_STATUS_FORMAT) args.push('--status-format', first.statusFormat);
   if (options.watchNamespace !== undefined) args.push('--namespace', options.watchNamespace);
   if (options.sink !== undefined) args.push('--sink', options.sink);
   if (options.sidecarToken !== false) args.push('--sidecar-token-file', `${TOKEN_MOUNT}/token`);

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
+import type { Graph } from '../../src/graph/index.ts';
+import type { StepEffects } from '../../src/controller/lifecycle/step.ts';
+import { inStatusFormat } from '../../src/controller/lifecycle/status-format.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 
@@ -91,41 +94,60 @@ function isReady(status: LifecycleStatus | undefined): boolean {
   return status?.conditions.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
+/** `status` with its conditions in the order of their types. */
+function ordered<S extends { conditions: readonly { type: string }[] }>(status: S | undefined): S | undefined {
+  return status === undefined ? undefined : { ...status, conditions: [...status.conditions].sort((a, b) => a.type.localeCompare(b.type)) };
+}
+
+type Fault = typeof faultArb extends fc.Arbitrary<infer F> ? F : never;
+
+/** A world of worldArb's: its sidecar's actions fail as `failures` says, idempotent or not. */
+function worldSim({ graph, idempotent, failures }: { graph: Graph; idempotent: boolean; failures: number[] }): LifecycleSim {
+  const names = graph.nodeNames;
+  const sim = new LifecycleSim(graph, names[names.length - 1]!, (node, run) => (run <= failures[names.indexOf(node)]! ? { fail: 'transient' } : { events: [] }), () => idempotent);
+  sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+  return sim;
+}
+
+/** One reconcile of `sim` under `fault` (`retryToken`: the spec.retry value a retry fault sets). */
+function reconcileUnder(sim: LifecycleSim, fault: Fault, retryToken: number): StepEffects {
+  const names = sim.model.graph.nodeNames;
+  switch (fault.kind) {
+    case 'forget':
+      sim.forgetSidecar();
+      break;
+    case 'raise':
+      sim.raise(names[fault.event % names.length]!);
+      break;
+    case 'pause':
+      sim.setSpec({ paused: fault.paused });
+      break;
+    case 'retry':
+      sim.setSpec({ retry: String(retryToken) });
+      break;
+    case 'desire':
+      sim.setDesired(names[fault.node % names.length]!);
+      break;
+  }
+  return sim.reconcile({ finishRunning: fault.kind !== 'stillRunning', applyWrite: fault.kind !== 'lostWrite', startOperation: fault.kind !== 'lostStart' });
+}
+
 describe('lifecycle step promises under a misbehaving world', () => {
   test('a sidecar that forgets, failing actions, retries, pauses and stray events: no action run twice unless idempotent and forgotten, Ready only at the desired node over a succeeded action, at most one move per reconcile', () => {
     fc.assert(
-      fc.property(worldArb, ({ graph, idempotent, failures, faults }) => {
-        const names = graph.nodeNames;
-        const sim = new LifecycleSim(graph, names[names.length - 1]!, (node, run) => (run <= failures[names.indexOf(node)]! ? { fail: 'transient' } : { events: [] }), () => idempotent);
-        sim.spec = { ...sim.spec, onLeaf: 'Keep' };
+      fc.property(worldArb, (world) => {
+        const { idempotent, faults } = world;
+        const sim = worldSim(world);
         /** Per operation id: how many times a sidecar forgot it while status held it unfinished. */
         const forgotten = new Map<string, number>();
-        let retryToken = 0;
-        for (const fault of faults) {
-          switch (fault.kind) {
-            case 'forget':
-              {
-                // Its fate is unknown to the operator while status still holds it unfinished.
-                const op = sim.status?.operation;
-                if (op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase)) forgotten.set(op.id, (forgotten.get(op.id) ?? 0) + 1);
-              }
-              sim.forgetSidecar();
-              break;
-            case 'raise':
-              sim.raise(names[fault.event % names.length]!);
-              break;
-            case 'pause':
-              sim.setSpec({ paused: fault.paused });
-              break;
-            case 'retry':
-              sim.setSpec({ retry: String(++retryToken) });
-              break;
-            case 'desire':
-              sim.setDesired(names[fault.node % names.length]!);
-              break;
+        for (const [i, fault] of faults.entries()) {
+          if (fault.kind === 'forget') {
+            // Its fate is unknown to the operator while status still holds it unfinished.
+            const op = sim.status?.operation;
+            if (op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase)) forgotten.set(op.id, (forgotten.get(op.id) ?? 0) + 1);
           }
           const before = sim.status?.transition ?? 0;
-          sim.reconcile({ finishRunning: fault.kind !== 'stillRunning', applyWrite: fault.kind !== 'lostWrite', startOperation: fault.kind !== 'lostStart' });
+          reconcileUnder(sim, fault, i);
           const moved = (sim.status?.transition ?? 0) - before;
           expect(moved).toBeGreaterThanOrEqual(0);
           expect(moved).toBeLessThanOrEqual(1);
@@ -143,6 +165,31 @@ describe('lifecycle step promises under a misbehaving world', () => {
         }
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  test('the lean status format changes no decision: in the same world, lean and full take the same steps, start the same actions and emit the same events; lean writes what full writes, less what it leaves out', () => {
+    fc.assert(
+      fc.property(worldArb, (world) => {
+        const full = worldSim(world);
+        const lean = worldSim(world);
+        lean.statusFormat = 'lean';
+        for (const [i, fault] of world.faults.entries()) {
+          const { status: fullStatus, ...fullEffects } = reconcileUnder(full, fault, i);
+          const { status: leanStatus, ...leanEffects } = reconcileUnder(lean, fault, i);
+          expect(leanEffects).toEqual(fullEffects);
+          // Conditions are a map keyed by type (the CRD's list-map): lean may hold them in another order.
+          expect(ordered(leanStatus)).toEqual(fullStatus === undefined ? undefined : ordered(inStatusFormat(fullStatus, 'lean')));
+          expect(lean.events).toEqual(full.events);
+          for (const c of lean.status?.conditions ?? []) {
+            expect(c.status === 'False' && (c.type === 'Reconciling' || c.type === 'Stalled' || c.reason === 'Left'), `${c.type} ${c.status} ${c.reason}`).toBe(false);
+          }
+          const op = lean.status?.operation;
+          if (op?.phase === 'Succeeded') expect([op.epoch, op.startedAt, op.desiredAtStart]).toEqual([undefined, undefined, undefined]);
+        }
+        expect([...lean.started]).toEqual([...full.started]);
+      }),
+      { numRuns: 1000 },
     );
   });
 

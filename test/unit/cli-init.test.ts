@@ -68,9 +68,9 @@ describe('okt init: package.json', () => {
   it('its scripts crd and manifests are the okt commands that made k8s/, and generate writes them there', () => {
     const { scripts } = packageJson(names, vendored, OKT) as { scripts: Record<string, string> };
     const commands = generateCommands(names);
-    expect(scripts.crd).toBe('okt crd graph.ts --group example.com --version v1alpha1 --kind MyApp');
+    expect(scripts.crd).toBe('okt crd graph.ts --group example.com --version v1alpha1 --kind MyApp --status-format lean');
     expect(scripts.manifests).toBe(`okt ${commands.manifests.join(' ')}`);
-    expect(scripts.manifests).toBe('okt manifests graph.ts --group example.com --version v1alpha1 --kind MyApp --image my-app:latest --sidecar-url http://my-app.default.svc:8479');
+    expect(scripts.manifests).toBe('okt manifests graph.ts --group example.com --version v1alpha1 --kind MyApp --status-format lean --image my-app:latest --sidecar-url http://my-app.default.svc:8479');
     expect(scripts.generate).toBe('npm run --silent crd > k8s/crd.yaml && npm run --silent manifests > k8s/manifests.yaml');
     expect(scripts.test).toMatch(/^tsc --noEmit -p \. && node --test /);
   });

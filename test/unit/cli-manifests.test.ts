@@ -8,6 +8,7 @@ import { toYamlDocuments } from '../../src/cli/output.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { generateManifests, sidecarSnippet } from '../../src/kube/manifests.ts';
 import { generateRbac } from '../../src/kube/rbac.ts';
+import { STATUS_FORMAT_ANNOTATION, statusFormatOf } from '../../src/kube/status-format.ts';
 
 type Doc = Record<string, any>;
 const names = { group: 'okt.dev', version: 'v1alpha1', kind: 'Database', shortNames: ['odb'] };
@@ -113,6 +114,23 @@ describe('generateManifests', () => {
     const tokenless = generateManifests(databaseGraph, names, { ...options, sidecarToken: false }) as Doc[];
     expect(args(tokenless)).not.toContain('--sidecar-token-file');
     expect(tokenless.at(-1)!.spec.template.spec.volumes).toHaveLength(1);
+  });
+
+  it('gives the lean status format to the CRD (its annotation) and to `okt run` (its flag), and refuses kinds of two formats', () => {
+    const lean = { ...names, statusFormat: 'lean' as const };
+    const docs = generateManifests(databaseGraph, lean, options) as Doc[];
+    const crd = docs.find((d) => d.kind === 'CustomResourceDefinition')!;
+    expect(statusFormatOf(crd.metadata.annotations)).toBe('lean');
+    const [, ...args] = docs.at(-1)!.spec.template.spec.containers[0].args as string[];
+    const command = runCommand();
+    command.parseOptions(args);
+    expect(command.opts().statusFormat).toBe('lean');
+    // full is the default: said by neither, as in an earlier okt's CRD and Deployment.
+    const full = generateManifests(databaseGraph, names, options) as Doc[];
+    expect(full.find((d) => d.kind === 'CustomResourceDefinition')!.metadata.annotations[STATUS_FORMAT_ANNOTATION]).toBeUndefined();
+    expect(full.at(-1)!.spec.template.spec.containers[0].args).not.toContain('--status-format');
+    expect(() => generateManifests([{ graph: databaseGraph, names: lean }, { graph: databaseGraph, names: { ...names, kind: 'Other' } }], options)).toThrow(/Other has the full status format, Database the lean one/);
+    expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean)');
   });
 
   it('prints plain YAML documents (no anchors) that parse back to the objects', () => {

@@ -9,11 +9,14 @@ import type { SidecarDefaults } from './sidecar-clients.ts';
 import type { Shard } from './shard.ts';
 import { DeliveryMark } from './delivery-mark.ts';
 import { startTracing, type TracingOptions } from '../tracing.ts';
+import type { StatusFormat } from '../../kube/status-format.ts';
 
 /** One kind of custom resource the operator serves, and the graph that drives it. */
 export interface OperatorKind {
   graph: Graph;
   resource: LifecycleResourceRef;
+  /** The shape its status is written in: that of its CRD version (`okt crd --status-format`). Default: full. */
+  statusFormat?: StatusFormat;
 }
 
 /** What every kind of one operator shares: the cluster, the sidecar defaults, the sink, the runtime. */
@@ -120,10 +123,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     ...tracer,
   });
   try {
-    for (const { graph, resource } of kinds) {
+    for (const { graph, resource, statusFormat } of kinds) {
       lifecycles.push(new LifecycleController({
         graph,
         resource,
+        ...(statusFormat === undefined ? {} : { statusFormat }),
         transport,
         metrics: manager.metrics,
         logger,
@@ -172,7 +176,8 @@ function operatorKinds(options: OperatorOptions): readonly OperatorKind[] {
   const { graph, resource, kinds } = options as Partial<OperatorKind> & { kinds?: readonly OperatorKind[] };
   if (kinds === undefined) {
     if (graph === undefined || resource === undefined) throw new Error(`startOperator: ${graph === undefined ? 'graph' : 'resource'} is missing: give graph and resource, or kinds`);
-    return [{ graph, resource }];
+    const { statusFormat } = options as { statusFormat?: StatusFormat };
+    return [statusFormat === undefined ? { graph, resource } : { graph, resource, statusFormat }];
   }
   if (graph !== undefined || resource !== undefined) throw new Error(`startOperator: ${graph !== undefined ? 'graph' : 'resource'} is given with kinds: give either kinds or graph and resource`);
   if (kinds.length === 0) throw new Error('startOperator: kinds is empty: give at least one { graph, resource }');

@@ -11,6 +11,7 @@ import {
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
 import { statusToWrite } from '../../kube/unknown-status-fields.ts';
+import { DEFAULT_STATUS_FORMAT, type StatusFormat } from '../../kube/status-format.ts';
 import { statusEvents } from '../../events/status-events.ts';
 import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
@@ -105,6 +106,8 @@ export interface LifecycleControllerOptions {
   watchIdleTimeoutMs?: number;
   /** How long a deleted CR whose namespace is terminating waits for its vanished sidecar before its finalizer is released. Default 60 s. */
   teardownGraceMs?: number;
+  /** The shape status is written in: its CRD version's (docs/operator.md). Default: full. */
+  statusFormat?: StatusFormat;
   metrics?: ControllerMetrics;
   logger?: Logger;
   /** Traces each reconcile that commits events, its sidecar start, the action's run and the events' delivery. */
@@ -332,6 +335,7 @@ export class LifecycleController {
       now,
       outboxLimit: this.#options.outboxLimit ?? 64,
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
+      statusFormat: this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT,
       ...(refusal === undefined ? {} : { startRefused: refusal }),
       ...deliveryProblem(events, uid),
     });
@@ -604,7 +608,7 @@ export class LifecycleController {
   /** A spec the operator cannot read (the CRD schema normally prevents it): conditions say why, nothing moves. */
   async #writeUnreadableSpec(obj: LifecycleObject, problem: string): Promise<void> {
     const before = parseConditions(obj.status);
-    const effects = unreadable(before, REASONS.invalidSpec, problem, obj.metadata.generation ?? 1, new Date().toISOString());
+    const effects = unreadable(before, REASONS.invalidSpec, problem, obj.metadata.generation ?? 1, new Date().toISOString(), this.#options.statusFormat);
     if (effects.status !== undefined) await this.#writeStatus(obj, effects.status);
   }
 

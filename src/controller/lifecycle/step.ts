@@ -13,6 +13,10 @@ import {
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../events/types.ts';
+import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
+import { inStatusFormat, type StatusFormat } from './status-format.ts';
+
+export { READY, REASONS, RECONCILING, STALLED };
 
 /** The graph of a controller with its planner (both precompute their tables once), and the earlier revisions it still serves. */
 export interface LifecycleModel {
@@ -118,6 +122,8 @@ export interface StepInput {
   startRefused?: StartRefusal;
   /** How long a deleted resource in a terminating namespace waits for its vanished sidecar. Default 60 s. */
   teardownGraceMs?: number;
+  /** The shape status is written in (its CRD version's). Default: full. */
+  statusFormat?: StatusFormat;
 }
 
 /** What the reconciler must do, in this order: write status, cancel or start the operation, delete/unfinalize, requeue. */
@@ -139,42 +145,6 @@ export interface StepEffects {
   /** Nothing moves until the emitter delivers this resource's events (a leaf's last events, a full outbox). */
   awaitingDelivery?: boolean;
 }
-
-export const READY = 'Ready';
-export const RECONCILING = 'Reconciling';
-export const STALLED = 'Stalled';
-
-/** Why a resource is not Ready; each reason is also a CloudEvent `reason` and a condition reason. */
-export const REASONS = {
-  reached: 'DesiredStateReached',
-  progressing: 'Progressing',
-  actionRunning: 'ActionRunning',
-  actionRetrying: 'ActionRetrying',
-  unreachable: 'UnreachableState',
-  unknown: 'UnknownState',
-  sidecarUnavailable: 'SidecarUnavailable',
-  sidecarBusy: 'SidecarBusy',
-  sidecarRefused: 'SidecarRefused',
-  sidecarNotAllowed: 'SidecarNotAllowed',
-  sidecarSecretUnreadable: 'SidecarSecretUnreadable',
-  actionFailed: 'ActionFailed',
-  /** Not a condition: the reason of an operation cancelled because spec.desiredState moved away. */
-  desiredStateChanged: 'DesiredStateChanged',
-  interrupted: 'Interrupted',
-  deletionAbandoned: 'DeletionAbandoned',
-  invalidStatus: 'InvalidStatus',
-  invalidSpec: 'InvalidSpec',
-  paused: 'Paused',
-  backpressure: 'EventsBackpressure',
-  migrated: 'Migrated',
-  entered: 'Entered',
-  left: 'Left',
-  deadlineExceeded: 'DeadlineExceeded',
-  /** spec.params do not fit the schema of the node whose action would start. */
-  invalidParams: 'InvalidParams',
-  /** The reason of an action started again because its node's parameters changed (onParamsChange: Rerun). */
-  paramsChanged: 'ParamsChanged',
-} as const;
 
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
 export const ABANDON_ANNOTATION = 'okt.dev/abandon';
@@ -209,7 +179,7 @@ export function step(given: StepInput): StepEffects {
 function stepUntimed(given: StepInput): StepEffects {
   const { resource, now } = given;
   if (resource.status !== undefined && 'invalid' in resource.status) {
-    return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now);
+    return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now, given.statusFormat);
   }
   const firstSight = resource.status === undefined;
   const stored = resource.status ?? initialStatus(given.model.graph, resource.generation, now);
@@ -218,7 +188,7 @@ function stepUntimed(given: StepInput): StepEffects {
   const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, how));
   const input: StepInput = { ...given, model };
   const { graph } = model;
-  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered);
+  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered, input.statusFormat ?? 'full');
   if (migration.kind === 'stranded') {
     // Stranded, a deleted resource can still be released by hand (okt.dev/abandon).
     work.desired = stored.state;
@@ -590,13 +560,14 @@ function initialStatus(graph: Graph, generation: number, now: string): Lifecycle
  * A spec or status the operator cannot read: only conditions say why (the rest of status is left for
  * a person to repair), written once.
  */
-export function unreadable(before: readonly Condition[], reason: typeof REASONS.invalidStatus | typeof REASONS.invalidSpec, problem: string, generation: number, now: string): StepEffects {
+export function unreadable(before: readonly Condition[], reason: typeof REASONS.invalidStatus | typeof REASONS.invalidSpec, problem: string, generation: number, now: string, format: StatusFormat = 'full'): StepEffects {
   let conditions = [...before];
   const what = reason === REASONS.invalidSpec ? 'spec' : 'status';
   const message = `${what} cannot be read: ${problem}; repair it to resume`;
   for (const [type, value] of [[READY, 'False'], [RECONCILING, 'False'], [STALLED, 'True']] as const) {
     conditions = setCondition(conditions, { type, status: value, reason, message, observedGeneration: generation }, now);
   }
+  conditions = inStatusFormat({ conditions }, format).conditions;
   return sameConditions(before, conditions) ? {} : { status: { conditions } };
 }
 
@@ -631,8 +602,9 @@ class StatusDraft {
   readonly #undelivered: OutboxEntry[];
   /** The events of this write. */
   readonly #added: OutboxEntry[] = [];
+  readonly #format: StatusFormat;
 
-  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number) {
+  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number, format: StatusFormat) {
     this.#stored = stored;
     this.#firstSight = firstSight;
     this.#resource = resource;
@@ -642,6 +614,7 @@ class StatusDraft {
     this.#now = now;
     this.#graph = graph;
     this.#undelivered = stored.sequence > delivered ? statusEvents(stored, graph.name).filter((e) => e.sequence > delivered) : [];
+    this.#format = format;
   }
 
   finishOperation(operation: OperationStatus, seen: SeenOperation): void {
@@ -917,13 +890,13 @@ class StatusDraft {
 
   /** A write only when a reader would see a change (the observed generation included). */
   writeIfChanged(): StepEffects {
-    if (!this.#firstSight && isDeepStrictEqual(this.status, this.#stored)) return {};
+    if (!this.#firstSight && isDeepStrictEqual(inStatusFormat(this.status, this.#format), this.#stored)) return {};
     return { status: this.#pruned() };
   }
 
   /** Delivered events leave the status on a write that is due anyway (no write of their own); this write's are kept short. */
   #pruned(): LifecycleStatus {
-    const { outbox: _outbox, emitted: _emitted, ...rest } = this.status;
+    const { outbox: _outbox, emitted: _emitted, ...rest } = inStatusFormat(this.status, this.#format);
     // A status of an okt without revisions, on this revision's nodes, gains the revision with its next write.
     const written = rest.graphRevision === undefined && this.onRevision ? { ...rest, graphRevision: this.#graph.revision } : rest;
     return withEvents(written, this.#undelivered, this.#added, this.#graph.name, this.desired);

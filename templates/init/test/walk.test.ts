@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { createLogger, SidecarClient, startOperator, type LifecycleStatus } from 'okt';
+import { createLogger, SidecarClient, startOperator, statusFormatOf, type LifecycleStatus } from 'okt';
 import { startControlPlane } from 'okt/cluster';
 import { spawnSidecarProcess } from 'okt/sidecar';
 import { graph, type State } from '../graph.ts';
@@ -51,7 +51,9 @@ test(`a resource walks to ${desired} with this sidecar, then its deletion walks 
     cleanups.push(() => (sidecar.child.kill('SIGTERM'), sidecar.exited));
     const client = new SidecarClient({ baseUrl: sidecar.url, token });
     cleanups.push(() => client.close());
-    const operator = await startOperator({ kubeConfig, graph, resource, namespace: 'default', sidecar: { url: sidecar.url, token }, logger: createLogger({ level: 'warn' }) });
+    // The status format of the CRD's version (npm run crd's --status-format), as okt run takes it in the Deployment.
+    const statusFormat = statusFormatOf(crd.metadata?.annotations);
+    const operator = await startOperator({ kubeConfig, graph, resource, statusFormat, namespace: 'default', sidecar: { url: sidecar.url, token }, logger: createLogger({ level: 'warn' }) });
     cleanups.push(() => operator.stop());
 
     const objects = kubeConfig.makeApiClient(CustomObjectsApi);

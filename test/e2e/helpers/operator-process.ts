@@ -10,21 +10,23 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
  * `okt run` for the database graph (`graphFile`: another revision of it than graphs/database.ts; or the
- * kinds of `kindGraphs`, each a --kind-graph in the databases' group and version) as a real child
+ * kinds of `kindGraphs`, each a --kind-graph in the databases' group and version), as `resource` (default
+ * the databases of okt.dev/v1alpha1), as a real child
  * process (so it can be killed with SIGKILL), against this run's control plane unless `kubeconfigPath`
  * names another. Its --sidecar-token-file holds `token`, or is `tokenFile` when given (a file the test
  * may rotate).
  */
-export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string; graphFile?: string }): ChildProcess & { output: () => string } {
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string; graphFile?: string; resource?: { group: string; version: string; kind: string } }): ChildProcess & { output: () => string } {
+  const resource = options.resource ?? DATABASES;
   let tokenFile = options.tokenFile;
   if (tokenFile === undefined) {
     tokenFile = path.join(tmpdir(), `okt-e2e-token-${process.pid}-${Math.random().toString(36).slice(2)}`);
     writeFileSync(tokenFile, options.token);
   }
   const args = [
-    path.join(REPO, 'bin/okt.js'), 'run', '--group', DATABASES.group, '--version', DATABASES.version,
+    path.join(REPO, 'bin/okt.js'), 'run', '--group', resource.group, '--version', resource.version,
     ...(options.kindGraphs === undefined
-      ? ['--graph', options.graphFile ?? path.join(REPO, 'graphs/database.ts'), '--kind', DATABASES.kind]
+      ? ['--graph', options.graphFile ?? path.join(REPO, 'graphs/database.ts'), '--kind', resource.kind]
       : options.kindGraphs.flatMap((kindGraph) => ['--kind-graph', kindGraph])),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]), '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
     '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),

@@ -1,0 +1,37 @@
+// The conditions okt keeps besides the node conditions, and the reasons it gives in conditions and CloudEvents.
+
+export const READY = 'Ready';
+export const RECONCILING = 'Reconciling';
+export const STALLED = 'Stalled';
+
+/** Why a resource is not Ready; each reason is also a CloudEvent `reason` and a condition reason. */
+export const REASONS = {
+  reached: 'DesiredStateReached',
+  progressing: 'Progressing',
+  actionRunning: 'ActionRunning',
+  actionRetrying: 'ActionRetrying',
+  unreachable: 'UnreachableState',
+  unknown: 'UnknownState',
+  sidecarUnavailable: 'SidecarUnavailable',
+  sidecarBusy: 'SidecarBusy',
+  sidecarRefused: 'SidecarRefused',
+  sidecarNotAllowed: 'SidecarNotAllowed',
+  sidecarSecretUnreadable: 'SidecarSecretUnreadable',
+  actionFailed: 'ActionFailed',
+  /** Not a condition: the reason of an operation cancelled because spec.desiredState moved away. */
+  desiredStateChanged: 'DesiredStateChanged',
+  interrupted: 'Interrupted',
+  deletionAbandoned: 'DeletionAbandoned',
+  invalidStatus: 'InvalidStatus',
+  invalidSpec: 'InvalidSpec',
+  paused: 'Paused',
+  backpressure: 'EventsBackpressure',
+  migrated: 'Migrated',
+  entered: 'Entered',
+  left: 'Left',
+  deadlineExceeded: 'DeadlineExceeded',
+  /** spec.params do not fit the schema of the node whose action would start. */
+  invalidParams: 'InvalidParams',
+  /** The reason of an action started again because its node's parameters changed (onParamsChange: Rerun). */
+  paramsChanged: 'ParamsChanged',
+} as const;

@@ -1,0 +1,22 @@
+// Which shape okt writes a CR's status in: a property of the CRD version, given alike to `okt crd` (which
+// records it in the CRD for the CR's readers) and to the operator (which writes it).
+
+/** `full`: every condition and operation field, as since the first version. `lean`: see docs/operator.md. */
+export const STATUS_FORMATS = ['full', 'lean'] as const;
+export type StatusFormat = (typeof STATUS_FORMATS)[number];
+export const DEFAULT_STATUS_FORMAT: StatusFormat = 'full';
+
+/** The CRD annotation that tells a CR's readers which format its status is written in. */
+export const STATUS_FORMAT_ANNOTATION = 'okt.dev/status-format';
+
+export function isStatusFormat(value: string): value is StatusFormat {
+  return (STATUS_FORMATS as readonly string[]).includes(value);
+}
+
+/** The status format a CRD's annotations give (absent: full, as every CRD of an okt before the choice). */
+export function statusFormatOf(annotations: Record<string, string> | undefined): StatusFormat {
+  const value = annotations?.[STATUS_FORMAT_ANNOTATION];
+  if (value === undefined) return DEFAULT_STATUS_FORMAT;
+  if (isStatusFormat(value)) return value;
+  throw new Error(`${STATUS_FORMAT_ANNOTATION}: "${value}" is not a status format okt knows (${STATUS_FORMATS.join(', ')})`);
+}
