@@ -18,7 +18,8 @@
 // 9. the size of a CR at rest as etcd stores it (managedFields included), read from etcd itself.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
-// OKT_BENCH_E2E_PROFILE.
+// OKT_BENCH_E2E_PROFILE, OKT_BENCH_E2E_STATUS_FORMAT (default lean, a new project's: okt's walks and its
+// raw baselines write status in it; 9. also walks one CR in the other format to compare its size).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +43,7 @@ import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEven
 import { generateCrd } from '../src/kube/crd.ts';
 import { findCondition } from '../src/kube/conditions.ts';
 import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
+import { isStatusFormat, STATUS_FORMATS, type StatusFormat } from '../src/kube/status-format.ts';
 import { KubeTransport, resourcePath, type KubeObject } from '../src/kube/transport/index.ts';
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
@@ -119,6 +121,7 @@ const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000,5000');
 const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
+const STATUS_FORMAT = statusFormatFrom(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'lean');
 const LATENCY_CRS = 100;
 const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
@@ -126,6 +129,11 @@ const LATENCY_ALONE = 20;
 const execFileAsync = promisify(execFile);
 
 type Database = KubeObject & { spec: { desiredState: string }; status?: LifecycleStatus };
+
+function statusFormatFrom(value: string): StatusFormat {
+  if (!isStatusFormat(value)) throw new Error(`OKT_BENCH_E2E_STATUS_FORMAT: "${value}" is not one of ${STATUS_FORMATS.join(', ')}`);
+  return value;
+}
 
 function numbers(list: string): number[] {
   return list.split(',').filter((s) => s.trim() !== '').map(Number);
@@ -221,6 +229,7 @@ function transitionStatus(subject: Subject): LifecycleStatus {
     delivered: 0,
     now: new Date().toISOString(),
     outboxLimit: 64,
+    statusFormat: STATUS_FORMAT,
   });
   return effects.status as LifecycleStatus;
 }
@@ -314,11 +323,12 @@ interface Bench {
   chain: Subject;
 }
 
-function operatorFor(bench: Bench, subject: Subject, namespace: string, extra: { sink?: string } = {}): Promise<RunningOperator> {
+function operatorFor(bench: Bench, subject: Subject, namespace: string, extra: { sink?: string; statusFormat?: StatusFormat } = {}): Promise<RunningOperator> {
   return startOperator({
     kubeConfig: bench.kc,
     graph: subject.graph,
     resource: subject.resource,
+    statusFormat: extra.statusFormat ?? STATUS_FORMAT,
     namespace,
     workers: WORKERS,
     connections: CONNECTIONS,
@@ -448,7 +458,7 @@ async function shardedWalk(bench: Bench, count: number, shards: number): Promise
     spawn(process.execPath, [
       fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
       '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
-      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', '-1', '--log-level', 'warn',
+      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', '-1', '--log-level', 'warn', '--status-format', STATUS_FORMAT,
       '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', tokenFile,
     ], { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
   );
@@ -838,9 +848,31 @@ const EMPTY_NAMESPACE = 'e2e-mem-empty';
 /** In a fresh process: the heap after an operator on an empty namespace ran and stopped, then with an operator on `namespace`, every CR cached. */
 async function operatorHeap(bench: Bench, namespace: string, count: number): Promise<{ heapUsed: number; heapBefore: number; writes: number }> {
   const script = fileURLToPath(new URL('./operator-heap.ts', import.meta.url));
-  const args = ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.database.sidecar.url, bench.database.sidecar.token, EMPTY_NAMESPACE];
+  const args = ['--expose-gc', script, bench.kubeconfigPath, namespace, String(count), bench.database.sidecar.url, bench.database.sidecar.token, EMPTY_NAMESPACE, STATUS_FORMAT];
   const { stdout } = await execFileAsync(process.execPath, args, { maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { heapUsed: number; heapBefore: number; writes: number };
+}
+
+/** 9. One CR walked as 2. walks them, by an operator writing `statusFormat`: its namespace, the CR at rest. */
+async function walkInFormat(bench: Bench, statusFormat: StatusFormat): Promise<string> {
+  const namespace = `e2e-walk-${statusFormat}`;
+  await createNamespace(bench.raw, namespace);
+  const operator = await operatorFor(bench, bench.database, namespace, { statusFormat });
+  try {
+    const tracker = new ReadinessTracker(operator.lifecycle.informer);
+    const names = [crName(0)];
+    let ready = tracker.expect(names, ONE_NODE_PER_EDIT.created, 60_000);
+    await createResources(bench.raw, namespace, 1, { desiredState: ONE_NODE_PER_EDIT.created });
+    await ready;
+    for (const desired of WALK) {
+      ready = tracker.expect(names, desired, 60_000);
+      await bench.raw.send('PATCH', dbPath(namespace, crName(0)), { spec: { desiredState: desired } });
+      await ready;
+    }
+  } finally {
+    await operator.stop();
+  }
+  return namespace;
 }
 
 /** A CR at rest as the walk leaves it, to copy into the memory bench's CRs (their generation is 1). */
@@ -932,7 +964,7 @@ export async function run(): Promise<Record<string, number>> {
   try {
     const setup = await KubeTransport.fromKubeConfig(kc);
     for (const subject of [database, chain]) {
-      await setup.create(CRDS, undefined, generateCrd(subject.graph, subject.resource) as KubeObject);
+      await setup.create(CRDS, undefined, generateCrd(subject.graph, { ...subject.resource, statusFormat: STATUS_FORMAT }) as KubeObject);
       await waitFor(`the ${subject.resource.kind} CRD to be served`, async () => (await setup.list(subject.resource, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
       // 1.
       await createNamespace(raw, subject.rawNamespace);
@@ -1084,16 +1116,21 @@ export async function run(): Promise<Record<string, number>> {
     // 9. A CR at rest as etcd stores it.
     const etcd = etcdUrl(plane);
     const walkSize = SIZES.includes(1000) ? 1000 : SIZES[0]!;
+    const otherFormat: StatusFormat = STATUS_FORMAT === 'lean' ? 'full' : 'lean';
+    const otherFormatWalk = await walkInFormat(bench, otherFormat);
     const atRest: [string, LifecycleResourceRef, string][] = [
-      [`one node per edit, at Stopping (${WALK.length + 1} transitions)`, RESOURCE, `e2e-walk-${walkSize}`],
+      [`one node per edit, at Stopping (${WALK.length + 1} transitions), ${STATUS_FORMAT} status`, RESOURCE, `e2e-walk-${walkSize}`],
       ['multi-hop, at End', RESOURCE, `e2e-multihop-${hops.crs}`],
       ['chain, at End', CHAINS, `e2e-chain-${line.crs}`],
       ['with a sink (latency walk), at Stopping', RESOURCE, 'e2e-latency'],
       ['client-go peer, at End (phase + conditions)', RESOURCE, `e2e-peer-${peerRun.crs}`],
+      [`one node per edit, at Stopping, ${otherFormat} status`, RESOURCE, otherFormatWalk],
     ];
     const stored = await Promise.all(atRest.map(([, resource, namespace]) => storedBytes(bench, etcd, resource, namespace, crName(0))));
     figures['e2e.cr_stored_bytes'] = stored[0]!.etcd;
     figures['e2e.peer_cr_stored_bytes'] = stored[4]!.etcd;
+    figures[`e2e.cr_stored_bytes_${STATUS_FORMAT}`] = stored[0]!.etcd;
+    figures[`e2e.cr_stored_bytes_${otherFormat}`] = stored[5]!.etcd;
     console.log('\na CR at rest as etcd stores it (JSON, managedFields included; read from etcd), and the JSON of a GET');
     console.table(atRest.map(([label], i) => ({ CR: label, 'etcd bytes': stored[i]!.etcd, 'GET bytes': stored[i]!.get })));
     return figures;

@@ -3,19 +3,21 @@
 // reads the heap; then starts an operator on the namespace measured, waits until every CR there is
 // cached, reconciled and at rest (compacted), collects and reads the heap again. The difference is what that operator holds,
 // in one process with the same code loaded (two fresh processes differ by megabytes of their own).
-// Usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace>
+// Usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace> <status-format>
 import { KubeConfig } from '@kubernetes/client-node';
 import { databaseGraph } from '../graphs/database.ts';
 import { createLogger } from '../src/controller/index.ts';
 import { startOperator } from '../src/controller/lifecycle/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
+import { isStatusFormat, type StatusFormat } from '../src/kube/status-format.ts';
 
-const [kubeconfig, namespace, crs, url, token, emptyNamespace] = process.argv.slice(2);
+const [kubeconfig, namespace, crs, url, token, emptyNamespace, format] = process.argv.slice(2);
 const exposedGc = (globalThis as { gc?: () => void }).gc;
-if (!kubeconfig || !namespace || !crs || !url || !token || !emptyNamespace || !exposedGc) {
-  throw new Error('usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace>');
+if (!kubeconfig || !namespace || !crs || !url || !token || !emptyNamespace || format === undefined || !isStatusFormat(format) || !exposedGc) {
+  throw new Error('usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace> <full|lean>');
 }
 const gc: () => void = exposedGc;
+const statusFormat: StatusFormat = format;
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
 /** The heap with an operator on `namespace` running, its `crs` CRs cached and reconciled; the operator is stopped on return. */
@@ -25,6 +27,7 @@ async function heapWithOperator(namespace: string, crs: number): Promise<{ heapU
     graph: databaseGraph,
     resource: { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' },
     namespace,
+    statusFormat,
     sidecar: { url, token },
     health: false,
     logger: createLogger({ level: 'silent' }),
