@@ -126,10 +126,10 @@ export class Controller {
       const result = await this.#reconcile(key, { log, retries: this.queue.numRequeues(key) });
       this.queue.forget(key);
       const after = result?.requeueAfter;
-      if (after !== undefined && after > 0) {
-        outcome = 'requeue_after';
-        this.queue.addAfter(key, after);
-      }
+      if (after !== undefined && after > 0) outcome = 'requeue_after';
+      // The looks earlier reconciles asked for (a poll while an action ran, an error's backoff) are
+      // obsolete: this one read the key's whole state and says when it is due again.
+      this.queue.replaceAfter(key, after);
       log.debug({ result: outcome, requeueAfterMs: after, durationMs: round(performance.now() - started) }, 'reconciled');
     } catch (err) {
       outcome = 'error';

@@ -14,7 +14,7 @@ export interface WorkQueueOptions {
 /**
  * client-go's rate-limited delaying work queue. A key is queued at most once (dirty set); a key
  * being processed is never handed out again until `done(key)`: re-added meanwhile, it is queued
- * again at `done`. `addAfter` keeps the earliest deadline per key.
+ * again at `done`. `addAfter` keeps the earliest deadline per key; `replaceAfter` sets it anew.
  */
 export class WorkQueue {
   readonly #rateLimiter: RateLimiter;
@@ -73,6 +73,19 @@ export class WorkQueue {
       this.add(key);
     }, delayMs);
     this.#waiting.set(key, { readyAt, timer });
+  }
+
+  /**
+   * The key's next delayed look is `delayMs` from now, or none: any deadline set for it before is
+   * dropped (the last reconcile, which saw everything, knows when it must look again).
+   */
+  replaceAfter(key: string, delayMs: number | undefined): void {
+    const existing = this.#waiting.get(key);
+    if (existing) {
+      clearTimeout(existing.timer);
+      this.#waiting.delete(key);
+    }
+    if (delayMs !== undefined && delayMs > 0) this.addAfter(key, delayMs);
   }
 
   /** Adds the key after its rate limiter's backoff (one more failure). */

@@ -86,6 +86,43 @@ describe('WorkQueue properties', () => {
     );
   });
 
+  it('replaceAfter sets a key anew: it is handed out once, at the deadline set last (earlier ones dropped, later addAfters still winning when sooner), or never', async () => {
+    const stepArb = fc.tuple(fc.constantFrom('addAfter' as const, 'replaceAfter' as const), keyArb, fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 30 }), async (steps) => {
+        vi.useFakeTimers();
+        try {
+          const start = Date.now();
+          const queue = new WorkQueue();
+          const due = new Map<string, number>();
+          for (const [kind, key, delay] of steps) {
+            if (kind === 'replaceAfter') {
+              queue.replaceAfter(key, delay);
+              if (delay === undefined) due.delete(key);
+              else due.set(key, delay);
+            } else if (delay !== undefined) {
+              queue.addAfter(key, delay);
+              due.set(key, Math.min(due.get(key) ?? Infinity, delay));
+            }
+          }
+          const handedOut: [string, number][] = [];
+          while (vi.getTimerCount() > 0) {
+            vi.advanceTimersToNextTimer();
+            while (queue.length > 0) {
+              const key = (await queue.get()) as string;
+              handedOut.push([key, Date.now()]);
+              queue.done(key);
+            }
+          }
+          expect(handedOut.map(([key]) => key).sort()).toEqual([...due.keys()].sort());
+          for (const [key, at] of handedOut) expect(at - start, key).toBe(due.get(key));
+        } finally {
+          vi.useRealTimers();
+        }
+      }),
+    );
+  });
+
   it('hands out addAfter keys in deadline order, the earliest deadline per key winning', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(keyArb, fc.integer({ min: 1, max: 10_000 })), { minLength: 1, maxLength: 30 }), async (adds) => {

@@ -2,12 +2,13 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command } from 'commander';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   Controller, ExponentialFailureRateLimiter, Informer, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
 import { KubeTransport } from '../../src/kube/transport/index.ts';
+import type { ReconcileResult } from '../../src/controller/controller.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
@@ -112,6 +113,28 @@ describe('Controller', () => {
     await second.promise;
     await controller.stop();
     expect(calls).toBe(2);
+  });
+
+  it("drops a key's pending look once a later reconcile of it succeeds without asking for one", async () => {
+    vi.useFakeTimers();
+    try {
+      const results: (ReconcileResult | undefined)[] = [{ requeueAfter: 1_000 }, undefined];
+      let calls = 0;
+      const controller = new Controller({ name: 'superseded', logger: createLogger({ level: 'silent' }), reconcile: async () => results[calls++] });
+      controller.start();
+      controller.enqueue('k');
+      await vi.advanceTimersByTimeAsync(10);
+      expect([calls, controller.queue.delayed]).toEqual([1, 1]);
+      // The action ended before the poll: a watch event brings the key back, and that reconcile asks for nothing.
+      controller.enqueue('k');
+      await vi.advanceTimersByTimeAsync(10);
+      expect([calls, controller.queue.delayed]).toEqual([2, 0]);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(calls).toBe(2);
+      await controller.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rejects a worker count that is not a positive integer, naming it', () => {
