@@ -70,7 +70,7 @@ export class Controller {
   /** Enqueues the key of every object the informer adds, updates (resyncs included) or deletes. */
   watch<T extends KubeObject>(informer: Informer<T>): void {
     const enqueue = (obj: T) => this.queue.add(objectKey(obj));
-    informer.addHandler({ onAdd: enqueue, onUpdate: (_old, obj) => enqueue(obj), onDelete: enqueue });
+    informer.addHandler({ onAdd: enqueue, onChange: enqueue, onDelete: enqueue });
   }
 
   /** Starts the workers; once stopped, a controller does not start again (its queue is shut down). */

@@ -20,6 +20,8 @@ export interface InformerHandler<T> {
   onAdd?(obj: T): void;
   /** Also called with old === obj on a periodic resync. */
   onUpdate?(old: T, obj: T): void;
+  /** As onUpdate, given the new object only: the cached old one is then not read (each read decodes it). */
+  onChange?(obj: T): void;
   onDelete?(obj: T): void;
 }
 
@@ -253,7 +255,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) continue;
       this.#items.set(key, obj);
       if (!old) this.#emit((h) => h.onAdd?.(obj));
-      else this.#emit((h) => h.onUpdate?.(old, obj));
+      else this.#emitUpdate(old, obj);
     }
     this.#resourceVersion = resourceVersion;
     this.#log.debug({ resourceVersion, objects: fresh.size }, 'listed');
@@ -289,13 +291,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     const obj = this.#transform(event.object);
     const key = objectKey(obj);
-    const old = this.#items.get(key);
     if (event.type === 'DELETED') {
+      const old = this.#items.get(key);
       this.#items.delete(key);
       this.#emit((h) => h.onDelete?.(old ?? obj));
     } else {
+      const known = this.#items.has(key);
+      const old = known && this.#handlers.some((h) => h.onUpdate !== undefined) ? this.#items.get(key) : undefined;
       this.#items.set(key, obj);
-      if (old) this.#emit((h) => h.onUpdate?.(old, obj));
+      if (known) this.#emitUpdate(old, obj);
       else this.#emit((h) => h.onAdd?.(obj));
     }
     if (rv) this.#resourceVersion = rv;
@@ -303,7 +307,15 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   #resyncAll(): void {
     if (!this.#synced) return;
-    for (const obj of this.#items.values()) this.#emit((h) => h.onUpdate?.(obj, obj));
+    for (const obj of this.#items.values()) this.#emitUpdate(obj, obj);
+  }
+
+  /** onUpdate (`old` is read only when some handler has one) and onChange. */
+  #emitUpdate(old: T | undefined, obj: T): void {
+    this.#emit((h) => {
+      if (old !== undefined) h.onUpdate?.(old, obj);
+      h.onChange?.(obj);
+    });
   }
 
   #emit(call: (handler: InformerHandler<T>) => void): void {

@@ -193,7 +193,7 @@ export class LifecycleController {
         this.#noteStalled(obj);
         enqueue(obj);
       },
-      onUpdate: (_old, obj) => {
+      onChange: (obj) => {
         this.#noteStalled(obj);
         // The echo of this controller's own write brings nothing new: the reconcile that wrote it has
         // already asked for what comes next (an operation's long-poll, `again`, a requeue).
@@ -216,7 +216,7 @@ export class LifecycleController {
     options.metrics?.addStalledSource(() => this.#stalled());
     // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
     // here is no deletion, so only adds and updates count.
-    this.newcomers?.addHandler({ onAdd: enqueueOwn, onUpdate: (_old, obj) => enqueueOwn(obj) });
+    this.newcomers?.addHandler({ onAdd: enqueueOwn, onChange: enqueueOwn });
   }
 
   /** Runs `call` as a child span of `parent` (when tracing), its failure recorded on it. */

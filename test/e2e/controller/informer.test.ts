@@ -22,7 +22,7 @@ function record(informer: Informer<Gadget>): string[] {
   const events: string[] = [];
   informer.addHandler({
     onAdd: (obj) => events.push(`add ${obj.metadata.name}`),
-    onUpdate: (_old, obj) => events.push(`update ${obj.metadata.name} ${obj.status?.state ?? ''}`),
+    onUpdate: (old, obj) => events.push(`update ${obj.metadata.name} ${old.status?.state ?? ''}>${obj.status?.state ?? ''}`),
     onDelete: (obj) => events.push(`delete ${obj.metadata.name}`),
   });
   return events;
@@ -34,6 +34,9 @@ describe('Informer against a real API server', () => {
     for (const name of ['a', 'b', 'c']) await transport.create(resource, namespace, gadget(group, namespace, name));
     const informer = new Informer<Gadget>({ transport, resource, namespace, logger: quiet });
     const events = record(informer);
+    // A handler that does not need the old object: given the new one on each update.
+    const changes: string[] = [];
+    informer.addHandler({ onChange: (obj) => changes.push(`${obj.metadata.name} ${obj.status?.state ?? ''}`) });
     informer.start();
     try {
       await informer.waitForSync();
@@ -46,9 +49,10 @@ describe('Informer against a real API server', () => {
       await transport.patchStatus(resource, namespace, 'a', { state: 'Running' });
       await transport.delete(resource, namespace, 'b');
       await waitFor('the three events', async () => (events.length >= 3 ? true : undefined), 10_000);
-      expect(events).toEqual(['add d', 'update a Running', 'delete b']);
+      expect(events).toEqual(['add d', 'update a >Running', 'delete b']);
       expect([...informer.store.keys()].sort()).toEqual([`${namespace}/a`, `${namespace}/c`, `${namespace}/d`]);
       expect(informer.store.get(`${namespace}/a`)?.status?.state).toBe('Running');
+      expect(changes).toEqual(['a Running']);
       expect(informer.stats.lists).toBe(1);
     } finally {
       await informer.stop();
