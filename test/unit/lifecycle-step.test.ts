@@ -215,6 +215,34 @@ test('a status read back with its keys in another order is no reason to write', 
   expect(sim.reconcile().status).toBeUndefined();
 });
 
+describe('status formats', () => {
+  test('a CR at rest in the full format is rewritten once in the lean one, with the same events, then left alone; and back', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.setDesired('Servicing');
+    sim.settle();
+    const full = sim.status!;
+    const conditions = (status: LifecycleStatus) => status.conditions.map((c) => `${c.type}=${c.status}`).sort();
+    expect(conditions(full)).toEqual(['Ready=True', 'Reconciling=False', 'Running=False', 'Servicing=True', 'Stalled=False']);
+    const events = sim.events;
+    sim.statusFormat = 'lean';
+    const writes = sim.writes;
+    sim.reconcile();
+    expect(sim.writes).toBe(writes + 1);
+    expect(conditions(sim.status!)).toEqual(['Ready=True', 'Servicing=True']);
+    expect(sim.status!.operation).toEqual({ id: full.operation!.id, node: 'Servicing', phase: 'Succeeded', message: full.operation!.message });
+    expect(sim.events).toEqual(events);
+    sim.reconcile();
+    expect(sim.writes).toBe(writes + 1);
+    // Back to full: the conditions lean left out come back False (their times are those of the rewrite).
+    sim.statusFormat = 'full';
+    sim.reconcile();
+    expect(sim.writes).toBe(writes + 2);
+    expect(conditions(sim.status!)).toEqual(['Ready=True', 'Reconciling=False', 'Servicing=True', 'Stalled=False']);
+    expect(sim.events).toEqual(events);
+  });
+});
+
 describe('a self-loop child named by a collected event', () => {
   test('outranks the planned move for one decision, which stays; Ready is never said away from the desired node, and the next decision moves on', () => {
     const graph = loadGraph({ name: 'g', entry: 'N0', nodes: [{ name: 'N0', children: ['N0', 'Up'] }, { name: 'Up' }] });
