@@ -43,7 +43,7 @@ import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEven
 import { generateCrd } from '../src/kube/crd.ts';
 import { findCondition } from '../src/kube/conditions.ts';
 import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
-import { isStatusFormat, STATUS_FORMATS, type StatusFormat } from '../src/kube/status-format.ts';
+import { parseStatusFormat, type StatusFormat } from '../src/kube/status-format.ts';
 import { KubeTransport, resourcePath, type KubeObject } from '../src/kube/transport/index.ts';
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
@@ -121,7 +121,7 @@ const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000,5000');
 const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
-const STATUS_FORMAT = statusFormatFrom(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'lean');
+const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'lean', 'OKT_BENCH_E2E_STATUS_FORMAT');
 const LATENCY_CRS = 100;
 const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
@@ -129,11 +129,6 @@ const LATENCY_ALONE = 20;
 const execFileAsync = promisify(execFile);
 
 type Database = KubeObject & { spec: { desiredState: string }; status?: LifecycleStatus };
-
-function statusFormatFrom(value: string): StatusFormat {
-  if (!isStatusFormat(value)) throw new Error(`OKT_BENCH_E2E_STATUS_FORMAT: "${value}" is not one of ${STATUS_FORMATS.join(', ')}`);
-  return value;
-}
 
 function numbers(list: string): number[] {
   return list.split(',').filter((s) => s.trim() !== '').map(Number);

@@ -9,15 +9,15 @@ import { databaseGraph } from '../graphs/database.ts';
 import { createLogger } from '../src/controller/index.ts';
 import { startOperator } from '../src/controller/lifecycle/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
-import { isStatusFormat, type StatusFormat } from '../src/kube/status-format.ts';
+import { parseStatusFormat } from '../src/kube/status-format.ts';
 
 const [kubeconfig, namespace, crs, url, token, emptyNamespace, format] = process.argv.slice(2);
 const exposedGc = (globalThis as { gc?: () => void }).gc;
-if (!kubeconfig || !namespace || !crs || !url || !token || !emptyNamespace || format === undefined || !isStatusFormat(format) || !exposedGc) {
+if (!kubeconfig || !namespace || !crs || !url || !token || !emptyNamespace || !format || !exposedGc) {
   throw new Error('usage: node --expose-gc bench/operator-heap.ts <kubeconfig> <namespace> <crs> <sidecar-url> <sidecar-token> <empty-namespace> <full|lean>');
 }
 const gc: () => void = exposedGc;
-const statusFormat: StatusFormat = format;
+const statusFormat = parseStatusFormat(format, 'the status format argument');
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
 /** The heap with an operator on `namespace` running, its `crs` CRs cached and reconciled; the operator is stopped on return. */

@@ -9,14 +9,14 @@ export const DEFAULT_STATUS_FORMAT: StatusFormat = 'full';
 /** The CRD annotation that tells a CR's readers which format its status is written in. */
 export const STATUS_FORMAT_ANNOTATION = 'okt.dev/status-format';
 
-export function isStatusFormat(value: string): value is StatusFormat {
-  return (STATUS_FORMATS as readonly string[]).includes(value);
+/** `value` as a status format; an error naming `source` (where it was read) otherwise. */
+export function parseStatusFormat(value: string, source: string): StatusFormat {
+  if ((STATUS_FORMATS as readonly string[]).includes(value)) return value as StatusFormat;
+  throw new Error(`${source}: "${value}" is not a status format okt knows (${STATUS_FORMATS.join(', ')})`);
 }
 
 /** The status format a CRD's annotations give (absent: full, as every CRD of an okt before the choice). */
 export function statusFormatOf(annotations: Record<string, string> | undefined): StatusFormat {
   const value = annotations?.[STATUS_FORMAT_ANNOTATION];
-  if (value === undefined) return DEFAULT_STATUS_FORMAT;
-  if (isStatusFormat(value)) return value;
-  throw new Error(`${STATUS_FORMAT_ANNOTATION}: "${value}" is not a status format okt knows (${STATUS_FORMATS.join(', ')})`);
+  return value === undefined ? DEFAULT_STATUS_FORMAT : parseStatusFormat(value, STATUS_FORMAT_ANNOTATION);
 }

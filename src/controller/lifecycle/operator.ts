@@ -173,10 +173,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
 /** The kinds to serve: `graph` and `resource`, or `kinds`; refused when the two forms mix, or two kinds are one resource. */
 function operatorKinds(options: OperatorOptions): readonly OperatorKind[] {
   // Checked here too: JavaScript callers and casts get past the type.
-  const { graph, resource, kinds } = options as Partial<OperatorKind> & { kinds?: readonly OperatorKind[] };
+  const { graph, resource, statusFormat, kinds } = options as Partial<OperatorKind> & { kinds?: readonly OperatorKind[] };
   if (kinds === undefined) {
     if (graph === undefined || resource === undefined) throw new Error(`startOperator: ${graph === undefined ? 'graph' : 'resource'} is missing: give graph and resource, or kinds`);
-    const { statusFormat } = options as { statusFormat?: StatusFormat };
     return [statusFormat === undefined ? { graph, resource } : { graph, resource, statusFormat }];
   }
   if (graph !== undefined || resource !== undefined) throw new Error(`startOperator: ${graph !== undefined ? 'graph' : 'resource'} is given with kinds: give either kinds or graph and resource`);

@@ -15,6 +15,7 @@ import {
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../events/types.ts';
 import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { inStatusFormat, type StatusFormat } from './status-format.ts';
+import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
 
 export { READY, REASONS, RECONCILING, STALLED };
 
@@ -188,7 +189,7 @@ function stepUntimed(given: StepInput): StepEffects {
   const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, how));
   const input: StepInput = { ...given, model };
   const { graph } = model;
-  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered, input.statusFormat ?? 'full');
+  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered, input.statusFormat ?? DEFAULT_STATUS_FORMAT);
   if (migration.kind === 'stranded') {
     // Stranded, a deleted resource can still be released by hand (okt.dev/abandon).
     work.desired = stored.state;
@@ -560,7 +561,7 @@ function initialStatus(graph: Graph, generation: number, now: string): Lifecycle
  * A spec or status the operator cannot read: only conditions say why (the rest of status is left for
  * a person to repair), written once.
  */
-export function unreadable(before: readonly Condition[], reason: typeof REASONS.invalidStatus | typeof REASONS.invalidSpec, problem: string, generation: number, now: string, format: StatusFormat = 'full'): StepEffects {
+export function unreadable(before: readonly Condition[], reason: typeof REASONS.invalidStatus | typeof REASONS.invalidSpec, problem: string, generation: number, now: string, format: StatusFormat = DEFAULT_STATUS_FORMAT): StepEffects {
   let conditions = [...before];
   const what = reason === REASONS.invalidSpec ? 'spec' : 'status';
   const message = `${what} cannot be read: ${problem}; repair it to resume`;
@@ -890,13 +891,14 @@ class StatusDraft {
 
   /** A write only when a reader would see a change (the observed generation included). */
   writeIfChanged(): StepEffects {
-    if (!this.#firstSight && isDeepStrictEqual(inStatusFormat(this.status, this.#format), this.#stored)) return {};
-    return { status: this.#pruned() };
+    const formatted = inStatusFormat(this.status, this.#format);
+    if (!this.#firstSight && isDeepStrictEqual(formatted, this.#stored)) return {};
+    return { status: this.#pruned(formatted) };
   }
 
   /** Delivered events leave the status on a write that is due anyway (no write of their own); this write's are kept short. */
-  #pruned(): LifecycleStatus {
-    const { outbox: _outbox, emitted: _emitted, ...rest } = inStatusFormat(this.status, this.#format);
+  #pruned(formatted = inStatusFormat(this.status, this.#format)): LifecycleStatus {
+    const { outbox: _outbox, emitted: _emitted, ...rest } = formatted;
     // A status of an okt without revisions, on this revision's nodes, gains the revision with its next write.
     const written = rest.graphRevision === undefined && this.onRevision ? { ...rest, graphRevision: this.#graph.revision } : rest;
     return withEvents(written, this.#undelivered, this.#added, this.#graph.name, this.desired);
