@@ -4,8 +4,7 @@
 // replaces status (PUT) with the object it read: every other writer's entry must stay as it was.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { run } from '../fixtures/okt-process.ts';
-import { e2eKubeConfig, e2eKubeconfigPath } from './helpers/index.ts';
+import { e2eKubeConfig, kubectl } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const kc = e2eKubeConfig();
@@ -36,11 +35,6 @@ test("a CR made with `kubectl apply`, walked by okt: kubectl's entry still owns 
     apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind,
     metadata: { name: 'applied', namespace: local.namespace, labels: { team: 'storage' } },
     spec: { desiredState: 'Running' },
-  };
-  const kubectl = async (args: string[], input?: string) => {
-    const done = await run('kubectl', args, { env: { KUBECONFIG: e2eKubeconfigPath() }, ...(input === undefined ? {} : { input }) });
-    expect(done.code, `kubectl ${args.join(' ')}: ${done.stderr}`).toBe(0);
-    return done.stdout;
   };
   await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
   const kubectlEntry = async () => {

@@ -2,10 +2,10 @@
 // run --status-format lean` as a process, CRs made and walked with kubectl. What lean leaves out must
 // be absent on the API server's object, and what kubectl, okt status and a person read must still be there.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { e2eKubeconfigPath, createNamespace, e2eKubeConfig, kubectlWait } from './helpers/index.ts';
+import { e2eKubeconfigPath, createNamespace, e2eKubeConfig, kubectl, kubectlWait } from './helpers/index.ts';
 import { startNoopSidecar } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
-import { okt, run } from '../fixtures/okt-process.ts';
+import { okt } from '../fixtures/okt-process.ts';
 
 // A group of its own: the CRD says lean, and no other test's CRD of the kind is touched.
 const names = { group: 'lean.e2e.okt.dev', version: 'v1', kind: 'Database' };
@@ -15,12 +15,6 @@ const kc = e2eKubeConfig();
 let namespace = '';
 let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
 let operator: ReturnType<typeof spawnOperator>;
-
-async function kubectl(args: string[], input?: string): Promise<string> {
-  const done = await run('kubectl', args, { env, ...(input === undefined ? {} : { input }) });
-  expect(done.code, `kubectl ${args.join(' ')}: ${done.stderr}`).toBe(0);
-  return done.stdout;
-}
 
 beforeAll(async () => {
   const crd = await okt(['crd', 'graphs/database.ts', '--group', names.group, '--version', names.version, '--kind', names.kind, '--status-format', 'lean']);

@@ -1,9 +1,8 @@
 import './context.ts';
 import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { run } from '../../fixtures/okt-process.ts';
 
 /** The kubeconfig of this run's control plane (started by test/e2e/global-setup.ts, or OKT_E2E_KUBECONFIG). */
 export function e2eKubeconfigPath(): string {
@@ -49,10 +48,14 @@ export async function expectHttpError(call: Promise<unknown>): Promise<{ status:
   throw new Error('expected the call to fail with an HTTP error, but it succeeded');
 }
 
+/** `kubectl ARGS` against the test API server, `input` on its stdin: its stdout; a failure names the command and its stderr. */
+export async function kubectl(args: readonly string[], input?: string): Promise<string> {
+  const done = await run('kubectl', args, { env: { KUBECONFIG: e2eKubeconfigPath() }, ...(input === undefined ? {} : { input }) });
+  if (done.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${done.code}: ${done.stderr}`);
+  return done.stdout;
+}
+
 /** `kubectl wait --for=condition=CONDITION RESOURCE -n NAMESPACE`, the way a user waits, against the test API server. */
 export async function kubectlWait(resource: string, condition: string, namespace: string): Promise<string> {
-  const { stdout } = await promisify(execFile)('kubectl', ['wait', `--for=condition=${condition}`, resource, '-n', namespace, '--timeout=30s'], {
-    env: { ...process.env, KUBECONFIG: e2eKubeconfigPath() },
-  });
-  return stdout;
+  return await kubectl(['wait', `--for=condition=${condition}`, resource, '-n', namespace, '--timeout=30s']);
 }
