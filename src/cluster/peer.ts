@@ -7,8 +7,10 @@ import { acquireLock } from './lock.ts';
 import { cacheDir } from './paths.ts';
 import {
   BUILD_PACKAGES,
+  DEBIAN_GO_BIN,
   ProvisionError,
   Steps,
+  debianGoEnv,
   enableDebSrc,
   fetchKubernetesSource,
   installAtomically,
@@ -75,10 +77,10 @@ export async function ensurePeerBinary(options: { mainGo: string; progress?: (li
     await steps.run(`building ${PEER_PACKAGE} with client-go from the tree's staging/ (about a minute on 2 cores)`, async () => {
       mkdirSync(join(sourceDir, PEER_PACKAGE), { recursive: true });
       copyFileSync(options.mainGo, join(sourceDir, PEER_PACKAGE, 'main.go'));
-      const buildEnv = { ...env, GOPATH: join(buildDir, 'gopath'), GOCACHE: join(buildDir, 'go-cache'), GO111MODULE: 'off', GOFLAGS: '', CGO_ENABLED: '0' };
+      const buildEnv = { ...debianGoEnv(env), GOPATH: join(buildDir, 'gopath'), GOCACHE: join(buildDir, 'go-cache'), GO111MODULE: 'off', GOFLAGS: '', CGO_ENABLED: '0' };
       // By import path: GOPATH mode finds vendor/ only for packages under $GOPATH/src, and a relative
       // path would resolve through the symlink to the tree outside it.
-      await runLogged('go', ['build', '-o', join(sourceDir, '_output', 'okt-peer'), `k8s.io/kubernetes/${PEER_PACKAGE}`], { cwd: linked, env: buildEnv, logPath });
+      await runLogged(`${DEBIAN_GO_BIN}/go`, ['build', '-o', join(sourceDir, '_output', 'okt-peer'), `k8s.io/kubernetes/${PEER_PACKAGE}`], { cwd: linked, env: buildEnv, logPath });
     });
     await steps.run('caching the binary', async () => {
       installAtomically(join(sourceDir, '_output', 'okt-peer'), binary);

@@ -57,7 +57,7 @@ const NODE_PACKAGES = [
   'libc6-dev',
 ];
 export const BUILD_PACKAGES = [
-  'golang-go',
+  'golang-1.19-go',
   'golang-github-modern-go-reflect2-dev',
   'dpkg-dev',
   'rsync',
@@ -65,6 +65,18 @@ export const BUILD_PACKAGES = [
   'make',
   'openssl',
 ];
+
+/**
+ * Debian's Go 1.19, which the Debian 1.20.2 tree was made for: named explicitly, because a machine's
+ * own newer Go (1.26 at /usr/local/go) may come first on PATH and refuses that tree's old code.
+ */
+export const DEBIAN_GO_BIN = '/usr/lib/go-1.19/bin';
+
+/** `env` with Debian's Go first on PATH and nothing that would make it pick another toolchain. */
+export function debianGoEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { GOROOT: _goroot, GOTOOLCHAIN: _toolchain, ...rest } = env;
+  return { ...rest, PATH: `${DEBIAN_GO_BIN}:${env.PATH ?? ''}` };
+}
 
 /** The binaries if both are already there (the cached kube-apiserver and an etcd on PATH). */
 export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | undefined {
@@ -154,7 +166,7 @@ async function buildKubernetes(names: readonly KubeBinary[], steps: Steps, logPa
   const buildDir = join(cacheDir(env), 'build');
   const { sourceDir, upstream, linked, gopath } = await fetchKubernetesSource(buildDir, steps, logPath);
   const buildEnv = {
-    ...env,
+    ...debianGoEnv(env),
     GOPATH: gopath,
     GOCACHE: join(buildDir, 'go-cache'),
     CGO_ENABLED: '0',
