@@ -42,7 +42,7 @@ export function runCommand(): Command {
     .option('--otlp-endpoint <url>', 'send OpenTelemetry traces over OTLP/HTTP to this base URL (traces go to <url>/v1/traces; default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT; with none, no traces)')
     .addOption(new Option('--event-mode <mode>', 'CloudEvents HTTP content mode').choices(['binary', 'structured']).default('binary'))
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url')
-    .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace in spec.sidecar.tokenSecretRef); read again after a sidecar answers 401 and at most 60 s later, so a rotated Secret mounted here is picked up without a restart')
+    .option('--sidecar-token-file <file>', 'the operator-wide bearer token, sent only to --sidecar-url and --sidecar-url-allow URLs (CRs naming another URL must name a Secret of their namespace, of type okt.dev/sidecar-token, in spec.sidecar.tokenSecretRef); read again after a sidecar answers 401 and at most 60 s later, so a rotated Secret mounted here is picked up without a restart')
     .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
     .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')

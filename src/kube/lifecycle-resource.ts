@@ -11,6 +11,13 @@ export const operationPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', '
 export type OperationPhase = z.infer<typeof operationPhaseSchema>;
 export const TERMINAL_PHASES: ReadonlySet<OperationPhase> = new Set(['Succeeded', 'Failed', 'Cancelled']);
 
+/**
+ * The type a Secret named by spec.sidecar.tokenSecretRef must have. A Secret's type is fixed at its
+ * creation (the API server refuses to change it), so only someone who may create Secrets makes one,
+ * deliberately: an ordinary Secret (a database password) can never be sent as a sidecar token.
+ */
+export const SIDECAR_TOKEN_SECRET_TYPE = 'okt.dev/sidecar-token';
+
 export const onLeafSchema = z.enum(['Delete', 'Keep']);
 
 /** spec of a lifecycle CR. desiredState is checked against the graph by the CRD's enum and again here. */

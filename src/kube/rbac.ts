@@ -8,7 +8,9 @@ export interface OperatorRbacOptions {
   /**
    * Grant `get` on Secrets, which a CR's spec.sidecar.tokenSecretRef needs: in `watchNamespace` only
    * (a Role) when the operator watches one namespace, else in every namespace (a ClusterRole rule; the
-   * operator's code reads only Secrets of a CR's own namespace). Off by default: a read of Secrets is a
+   * operator's code reads only Secrets of a CR's own namespace, and sends only those of type
+   * SIDECAR_TOKEN_SECRET_TYPE, which RBAC cannot express). `get` alone: Secrets are read by name, never
+   * listed or watched (a list would read every Secret). Off by default: a read of Secrets is a
    * large grant, and one token file mounted into the operator (`okt run --sidecar-token-file`) serves
    * every CR of the operator's own sidecars without it.
    */

@@ -1,6 +1,7 @@
 // The one place where a failure of the lifecycle reconcile is sorted: a transient one is retried with
 // the work queue's backoff; a refusal by the sidecar is said on the CR (waiting, or stalled when a
 // person must act) and looked at again after a fixed delay, never hidden in an exponential backoff.
+import { SIDECAR_TOKEN_SECRET_TYPE } from '../../kube/lifecycle-resource.ts';
 import { isKubeApiError } from '../../kube/transport/index.ts';
 import { SidecarProblemError, SidecarProtocolError } from '../../sidecar-client/index.ts';
 import { REASONS, type SidecarRefusal, type StartRefusal } from './step.ts';
@@ -60,22 +61,40 @@ export class SidecarSecretError extends Error {
   override name = 'SidecarSecretError';
 }
 
+/**
+ * A Secret named by spec.sidecar.tokenSecretRef is not of type SIDECAR_TOKEN_SECRET_TYPE: it was not
+ * made to be a sidecar token, so none of it is sent (its data is not even looked at).
+ */
+export class SidecarSecretTypeError extends Error {
+  override name = 'SidecarSecretTypeError';
+  constructor(namespace: string, name: string, type: string) {
+    super(`Secret ${namespace}/${name} is of type "${type}", not "${SIDECAR_TOKEN_SECRET_TYPE}"`);
+  }
+}
+
 /** How soon a CR whose Secret cannot be read looks again (Secrets are not watched: someone may create it meanwhile). */
 export const SECRET_RETRY_MS = 30_000;
 
 /**
- * Sorts a failed read of a CR's token Secret: missing, without the key, or forbidden is said on the CR
- * (a person must act); anything else (the network, a 5xx) is retried.
+ * Sorts a failed read of a CR's token Secret: missing, not of the sidecar-token type, without the key,
+ * or forbidden is said on the CR (a person must act); anything else (the network, a 5xx) is retried.
  */
 export function classifySecretFailure(error: unknown, ref: { namespace: string; name: string; key: string }): { kind: 'retry' } | { kind: 'refused'; refusal: SidecarRefusal } {
   const secret = `Secret ${ref.namespace}/${ref.name}`;
   const own = `the operator reads spec.sidecar.tokenSecretRef only in the CR's own namespace (${ref.namespace})`;
+  const again = `looked at again every ${SECRET_RETRY_MS / 1000} s`;
+  const create = (name: string) => `kubectl -n ${ref.namespace} create secret generic ${name} --type=${SIDECAR_TOKEN_SECRET_TYPE} --from-literal=${ref.key}=TOKEN`;
+  if (error instanceof SidecarSecretTypeError) {
+    // A type cannot be changed: the fix is a new Secret made for the purpose (or another ref).
+    const message = `spec.sidecar.tokenSecretRef: ${error.message}, so nothing of it is sent: only a Secret made to be a sidecar token is; make a Secret of type ${SIDECAR_TOKEN_SECRET_TYPE} (${create('NAME')}; a Secret's type cannot be changed) and name it here; ${again}`;
+    return { kind: 'refused', refusal: { reason: REASONS.sidecarSecretWrongType, message, retryAfterMs: SECRET_RETRY_MS } };
+  }
   let problem: string | undefined;
   if (error instanceof SidecarSecretError) problem = `${error.message}; put the sidecar's token under that key`;
-  else if (isKubeApiError(error, 404)) problem = `${secret} does not exist; create it (key "${ref.key}") in this namespace: ${own}`;
+  else if (isKubeApiError(error, 404)) problem = `${secret} does not exist; create it in this namespace (${create(ref.name)}): ${own}`;
   else if (isKubeApiError(error, 403)) problem = `the operator may not read ${secret} (RBAC: okt manifests --read-secrets grants get on Secrets); ${own}`;
   if (problem === undefined) return { kind: 'retry' };
-  return { kind: 'refused', refusal: { reason: REASONS.sidecarSecretUnreadable, message: `spec.sidecar.tokenSecretRef: ${problem}; looked at again every ${SECRET_RETRY_MS / 1000} s`, retryAfterMs: SECRET_RETRY_MS } };
+  return { kind: 'refused', refusal: { reason: REASONS.sidecarSecretUnreadable, message: `spec.sidecar.tokenSecretRef: ${problem}; ${again}`, retryAfterMs: SECRET_RETRY_MS } };
 }
 
 /**
@@ -88,5 +107,17 @@ export function notAllowedRefusal(url: string, problem: string | undefined, patt
   return {
     reason: REASONS.sidecarNotAllowed,
     message: `spec.sidecar.url "${url}" is not the operator's sidecar and matches no --sidecar-url-allow pattern (allowed: ${allowed}), so the operator's token is not sent there, and nothing else is: set spec.sidecar.tokenSecretRef to a Secret in this namespace holding that sidecar's token, or ask the operator's admin to allow the URL`,
+  };
+}
+
+/**
+ * A CR's sidecar-token Secret holds the operator-wide token and names a URL that token may not go to:
+ * nothing is sent there (the Secret is looked at again, as Secrets are not watched).
+ */
+export function operatorTokenInSecretRefusal(url: string, secret: string): SidecarRefusal {
+  return {
+    reason: REASONS.sidecarNotAllowed,
+    message: `spec.sidecar.tokenSecretRef: Secret ${secret} holds the operator-wide token, which goes only to --sidecar-url and --sidecar-url-allow URLs, and "${url}" is neither, so nothing is sent there: give that sidecar a token of its own (a Secret of type ${SIDECAR_TOKEN_SECRET_TYPE}); looked at again every ${SECRET_RETRY_MS / 1000} s`,
+    retryAfterMs: SECRET_RETRY_MS,
   };
 }

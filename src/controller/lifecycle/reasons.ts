@@ -17,6 +17,8 @@ export const REASONS = {
   sidecarRefused: 'SidecarRefused',
   sidecarNotAllowed: 'SidecarNotAllowed',
   sidecarSecretUnreadable: 'SidecarSecretUnreadable',
+  /** spec.sidecar.tokenSecretRef names a Secret not made to be a sidecar token (not of type okt.dev/sidecar-token). */
+  sidecarSecretWrongType: 'SidecarSecretWrongType',
   actionFailed: 'ActionFailed',
   /** Not a condition: the reason of an operation cancelled because spec.desiredState moved away. */
   desiredStateChanged: 'DesiredStateChanged',

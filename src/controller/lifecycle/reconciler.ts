@@ -81,7 +81,7 @@ export interface LifecycleControllerOptions {
    * Where CRs without spec.sidecar find theirs (`url`), the operator-wide token (`token`, or `tokenFile`
    * read again after a 401 and at most a minute later), and the URL
    * patterns besides `url` that token may go to (`allow`, see sidecar-policy.ts). A CR naming any other
-   * URL must name a Secret of its own namespace (spec.sidecar.tokenSecretRef), else nothing is sent.
+   * URL must name a sidecar-token Secret of its own namespace (spec.sidecar.tokenSecretRef), else nothing is sent.
    */
   sidecar?: SidecarDefaults;
   /** Absent: events are not sent anywhere and count as delivered once committed. */

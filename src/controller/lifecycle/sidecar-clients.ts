@@ -1,7 +1,7 @@
-import type { LifecycleSpec } from '../../kube/lifecycle-resource.ts';
+import { SIDECAR_TOKEN_SECRET_TYPE, type LifecycleSpec } from '../../kube/lifecycle-resource.ts';
 import type { KubeObject, KubeTransport } from '../../kube/transport/index.ts';
 import { readTokenFile, SidecarClient, SidecarProblemError } from '../../sidecar-client/index.ts';
-import { classifySecretFailure, notAllowedRefusal, SidecarSecretError } from './error-policy.ts';
+import { classifySecretFailure, notAllowedRefusal, operatorTokenInSecretRefusal, SidecarSecretError, SidecarSecretTypeError } from './error-policy.ts';
 import { SidecarUrlPolicy } from './sidecar-policy.ts';
 import type { SidecarRefusal } from './step.ts';
 import type { Logger } from '../logger.ts';
@@ -68,7 +68,9 @@ function fileTokenOr(file: string, previous: string | undefined, logger: Logger 
 /**
  * One keep-alive sidecar client per (url, token), shared by every CR that names the same sidecar.
  * The operator-wide token goes only to URLs the policy allows; a CR naming another URL must name a
- * Secret, which is read only in the CR's own namespace (the ref has no namespace field). A token read
+ * Secret, which is read only in the CR's own namespace (the ref has no namespace field) and only when
+ * of type SIDECAR_TOKEN_SECRET_TYPE (see sidecarTokenOf), and never carries the operator-wide token
+ * past the allow-list. A token read
  * from a Secret or from the operator-wide token file is cached for at most SECRET_TOKEN_MAX_AGE_MS and
  * read again at once after its sidecar answers 401 (`forgetRefusedToken`): a rotated token heals by itself.
  */
@@ -119,6 +121,11 @@ export class SidecarClients {
         if (policy.kind === 'retry') throw error;
         return { kind: 'refused', refusal: policy.refusal };
       }
+      // A sidecar-token Secret holding the operator-wide token (copied by mistake) must not carry it
+      // past the allow-list.
+      if (!verdict.operatorTokenAllowed && token === this.#operatorToken()) {
+        return { kind: 'refused', refusal: operatorTokenInSecretRefusal(named, `${namespace}/${ref.name}`) };
+      }
     } else if (!verdict.operatorTokenAllowed) {
       return { kind: 'refused', refusal: notAllowedRefusal(named, undefined, this.#policy.patterns) };
     } else if (this.#defaults.tokenFile !== undefined) {
@@ -154,6 +161,11 @@ export class SidecarClients {
     this.#clients.clear();
   }
 
+  /** The operator-wide token as last read (undefined when there is none). */
+  #operatorToken(): string | undefined {
+    return this.#defaults.tokenFile === undefined ? this.#defaults.token : this.#tokens.get(FILE_SOURCE)?.token;
+  }
+
   /** The cached token of a source while younger than SECRET_TOKEN_MAX_AGE_MS (and not forgotten), else `read` (given the one cached). */
   async #token(source: string, read: (previous: string | undefined) => string | Promise<string>): Promise<string> {
     const cached = this.#tokens.get(source);
@@ -165,11 +177,24 @@ export class SidecarClients {
 
   async #secretToken(namespace: string, name: string, key: string): Promise<string> {
     // Only ever the CR's own namespace: a CR cannot make the operator read another tenant's Secret.
-    const read = await this.#transport.get<KubeObject & { data?: Record<string, string> }>(SECRETS, namespace, name);
-    const encoded = read.data?.[key];
-    if (encoded === undefined) throw new SidecarSecretError(`Secret ${namespace}/${name} has no key "${key}"`);
-    const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
-    if (token === '') throw new SidecarSecretError(`key "${key}" of Secret ${namespace}/${name} is empty`);
-    return token;
+    return sidecarTokenOf(await this.#transport.get<SecretObject>(SECRETS, namespace, name), { namespace, name, key });
   }
+}
+
+export type SecretObject = KubeObject & { type?: string; data?: Record<string, string> };
+
+/**
+ * The token under `key` of a Secret a CR named. Its type is checked before anything else: a Secret
+ * not made to be a sidecar token (a database password, say) throws SidecarSecretTypeError, its data
+ * untouched, so that a CR author who may not read Secrets cannot have one sent to a URL of theirs.
+ */
+export function sidecarTokenOf(secret: SecretObject, ref: { namespace: string; name: string; key: string }): string {
+  const { namespace, name, key } = ref;
+  // The API server writes an absent type as Opaque; said so, for the message.
+  if (secret.type !== SIDECAR_TOKEN_SECRET_TYPE) throw new SidecarSecretTypeError(namespace, name, secret.type ?? 'Opaque');
+  const encoded = secret.data?.[key];
+  if (encoded === undefined) throw new SidecarSecretError(`Secret ${namespace}/${name} has no key "${key}"`);
+  const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (token === '') throw new SidecarSecretError(`key "${key}" of Secret ${namespace}/${name} is empty`);
+  return token;
 }
