@@ -1,11 +1,12 @@
 // Hostile tenants against one `okt run` (a real child process) and the real API server. Every CR author
 // is a tenant: here they point spec.sidecar.url at a recorder on loopback (which records every request's
 // Authorization header and answers garbage, 10 MB bodies, wrong content types, 401s), name Secrets that
-// exist only in other namespaces, and create and delete CRs in bursts across namespaces. Invariants: the
-// recorder never sees the operator-wide token, nor any token but its own namespace's Secret; a URL
-// outside the allow-list without a Secret gets nothing at all; a victim CR in another namespace keeps its
-// status; the operator stays up (same process, /healthz answers); each hostile CR gets a condition
-// naming the cause. fast-check chooses the hostile CRs; counts per category are printed at the end.
+// exist only in other namespaces or ordinary Secrets of their own (a database password, not made to be
+// a sidecar token), and create and delete CRs in bursts across namespaces. Invariants: the recorder
+// never sees the operator-wide token, nor any token but its own namespace's sidecar-token Secret, nor
+// any database password; a URL outside the allow-list without a Secret gets nothing at all; a victim
+// CR in another namespace keeps its status; the operator stays up (same process, /healthz answers);
+// each hostile CR gets a condition naming the cause. fast-check chooses the hostile CRs; counts per category are printed at the end.
 import { CoreV1Api } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +14,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { InputCounts } from '../../integration/bad-input/hostile-http.ts';
-import { createNamespace, e2eKubeConfig, httpStatusOf, mergePatch, waitFor } from '../helpers/index.ts';
+import { SIDECAR_TOKEN_SECRET_TYPE } from '../../../src/kube/lifecycle-resource.ts';
+import { createNamespace, e2eKubeConfig, httpStatusOf, kubectl, mergePatch, waitFor } from '../helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { killHard, spawnOperator } from '../helpers/operator-process.ts';
 
@@ -30,6 +32,8 @@ let victimNs: string;
 let tenants: string[];
 /** Tokens of the Secret `tenant-token` per namespace, and of `elsewhere-only` (in tenants[0] only). */
 const tenantTokens = new Map<string, string>();
+/** The Opaque Secret `db-password` per namespace (its password under the key `token` too): never to be sent. */
+const dbPasswords = new Map<string, string>();
 let elsewhereToken: string;
 let ownSidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
 let allowedSidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
@@ -120,8 +124,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function createSecret(namespace: string, name: string, data: Record<string, string>): Promise<void> {
-  await core.createNamespacedSecret({ namespace, body: { metadata: { name }, stringData: data } });
+/** A Secret made to be a sidecar token (type okt.dev/sidecar-token), or of another type (`Opaque`). */
+async function createSecret(namespace: string, name: string, data: Record<string, string>, type: string = SIDECAR_TOKEN_SECRET_TYPE): Promise<void> {
+  await core.createNamespacedSecret({ namespace, body: { metadata: { name }, type, stringData: data } });
 }
 
 beforeAll(async () => {
@@ -133,6 +138,9 @@ beforeAll(async () => {
     tenantTokens.set(ns, token);
     await createSecret(ns, 'tenant-token', { token });
     await createSecret(ns, 'wrong-key', { password: `not-the-token-${ns}` });
+    const password = `db-password-${ns}-${randomBytes(8).toString('hex')}`;
+    dbPasswords.set(ns, password);
+    await createSecret(ns, 'db-password', { token: password, password }, 'Opaque');
   }
   elsewhereToken = `elsewhere-${randomBytes(8).toString('hex')}`;
   await createSecret(tenants[0]!, 'elsewhere-only', { token: elsewhereToken });
@@ -166,7 +174,7 @@ function requestsOf(namespace: string, id: string): Recorded[] {
 
 // --- hostile CRs ---------------------------------------------------------------------------------
 
-type SecretChoice = 'none' | 'own' | 'elsewhere-only' | 'wrong-key';
+type SecretChoice = 'none' | 'own' | 'elsewhere-only' | 'wrong-key' | 'ordinary';
 
 interface HostileCase {
   tenant: number;
@@ -181,7 +189,7 @@ const arbCase: fc.Arbitrary<HostileCase> = fc.record({
   tenant: fc.integer({ min: 0, max: 2 }),
   mode: fc.constantFrom(...(Object.keys(MODES) as Mode[])),
   disguise: fc.constantFrom('plain', 'userinfo', 'upper-case', 'dot-segments'),
-  secret: fc.constantFrom<SecretChoice>('none', 'own', 'elsewhere-only', 'wrong-key'),
+  secret: fc.constantFrom<SecretChoice>('none', 'own', 'elsewhere-only', 'wrong-key', 'ordinary'),
   desiredState: fc.constantFrom('Running', 'Servicing'),
 });
 
@@ -202,6 +210,7 @@ function specOf(c: HostileCase, url: string): Record<string, unknown> {
   if (c.secret === 'own') sidecar.tokenSecretRef = { name: 'tenant-token', key: 'token' };
   if (c.secret === 'elsewhere-only') sidecar.tokenSecretRef = { name: 'elsewhere-only', key: 'token' };
   if (c.secret === 'wrong-key') sidecar.tokenSecretRef = { name: 'wrong-key', key: 'token' };
+  if (c.secret === 'ordinary') sidecar.tokenSecretRef = { name: 'db-password', key: 'token' };
   return { desiredState: c.desiredState, onLeaf: 'Keep', sidecar };
 }
 
@@ -228,6 +237,13 @@ async function expectHandled(c: HostileCase, namespace: string, name: string, id
     expect(conditionOf(db, 'Stalled')?.message, label).toContain('has no key "token"');
     expect(requestsOf(namespace, id), `${label}: nothing sent`).toEqual([]);
     return 'Secret without the key: SidecarSecretUnreadable, nothing sent';
+  }
+  if (c.secret === 'ordinary') {
+    const db = await waitForDatabase(kc, namespace, name, 'Stalled SidecarSecretWrongType', (o) => conditionOf(o, 'Stalled')?.reason === 'SidecarSecretWrongType');
+    expect(conditionOf(db, 'Stalled')?.message, label).toContain(`spec.sidecar.tokenSecretRef: Secret ${namespace}/db-password is of type "Opaque"`);
+    expect(conditionOf(db, 'Stalled')?.message, label).toContain(`make a Secret of type ${SIDECAR_TOKEN_SECRET_TYPE}`);
+    expect(requestsOf(namespace, id), `${label}: nothing sent`).toEqual([]);
+    return 'ordinary (Opaque) Secret: SidecarSecretWrongType, nothing sent';
   }
   // Its own Secret (tenant-token, or elsewhere-only where it really lives): the recorder gets that
   // token only, and the CR says what is wrong with the answers.
@@ -294,6 +310,48 @@ describe('hostile tenants', () => {
     }
   });
 
+  test('a tenant who may create CRs but not read Secrets cannot have an ordinary Secret sent; one made to be a sidecar token works', async () => {
+    const ns = tenants[1]!;
+    const author = `author-of-${ns}`;
+    // The tenant's rights in their namespace: the CRs, and nothing on Secrets.
+    await kubectl(['-n', ns, 'create', 'role', 'database-author', '--verb=get,list,watch,create,update,patch,delete', '--resource=databases.okt.dev']);
+    await kubectl(['-n', ns, 'create', 'rolebinding', 'database-author', '--role=database-author', `--user=${author}`]);
+    await expect(kubectl(['-n', ns, 'get', 'secret', 'db-password', '--as', author])).rejects.toThrow(/forbidden/);
+    // Nor may they make a sidecar-token Secret of their own: that takes create on Secrets.
+    await expect(kubectl(['-n', ns, 'create', 'secret', 'generic', 'mine', `--type=${SIDECAR_TOKEN_SECRET_TYPE}`, '--from-literal=token=x', '--as', author])).rejects.toThrow(/forbidden/);
+    // And an existing Secret cannot gain the type, even by an admin: the API server refuses to change it.
+    await expect(kubectl(['-n', ns, 'patch', 'secret', 'db-password', '--type=merge', '-p', JSON.stringify({ type: SIDECAR_TOKEN_SECRET_TYPE })])).rejects.toThrow(/field is immutable/);
+    expect((await core.readNamespacedSecret({ namespace: ns, name: 'db-password' })).type).toBe('Opaque');
+
+    const id = String((serial += 1));
+    const manifest = (sidecar: Record<string, unknown>) => JSON.stringify({ apiVersion: 'okt.dev/v1alpha1', kind: 'Database', metadata: { name: 'borrowed', labels: SUITE_LABEL }, spec: { desiredState: 'Running', onLeaf: 'Keep', sidecar } });
+    // The tenant points the database password at a URL of theirs.
+    await kubectl(['-n', ns, 'apply', '--as', author, '-f', '-'], manifest({ url: `${recorder.url}/t/${ns}/garbage/${id}`, tokenSecretRef: { name: 'db-password', key: 'token' } }));
+    const refused = await waitForDatabase(kc, ns, 'borrowed', 'Stalled SidecarSecretWrongType', (o) => conditionOf(o, 'Stalled')?.reason === 'SidecarSecretWrongType');
+    const message = conditionOf(refused, 'Stalled')?.message ?? '';
+    expect(message).toContain(`spec.sidecar.tokenSecretRef: Secret ${ns}/db-password is of type "Opaque", not "${SIDECAR_TOKEN_SECRET_TYPE}"`);
+    expect(message).toContain(`make a Secret of type ${SIDECAR_TOKEN_SECRET_TYPE}`);
+    expect(message).not.toContain(dbPasswords.get(ns)!);
+    expect(conditionOf(refused, 'Ready')?.status).toBe('False');
+    expect(refused.status?.state).toBe('Start');
+    expect(requestsOf(ns, id), 'the recorder is never called').toEqual([]);
+    counts.add('tenant without Secret rights, ordinary Secret: SidecarSecretWrongType, nothing sent');
+
+    // Someone who may create Secrets makes one for the purpose (docs/operator.md's command); the tenant names it.
+    const token = `made-for-it-${randomBytes(8).toString('hex')}`;
+    await kubectl(['-n', ns, 'create', 'secret', 'generic', 'made-for-it', `--type=${SIDECAR_TOKEN_SECRET_TYPE}`, `--from-literal=token=${token}`]);
+    const sidecar = await startNoopSidecar({ token });
+    try {
+      await kubectl(['-n', ns, 'apply', '--as', author, '-f', '-'], manifest({ url: sidecar.url, tokenSecretRef: { name: 'made-for-it', key: 'token' } }));
+      const ready = await waitForDatabase(kc, ns, 'borrowed', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+      expect(conditionOf(ready, 'Stalled')?.status).not.toBe('True');
+      counts.add('tenant without Secret rights, sidecar-token Secret: converged');
+    } finally {
+      await sidecar.close();
+    }
+    expect(requestsOf(ns, id)).toEqual([]);
+  });
+
   test('bursts of CRs created and deleted across namespaces all go, refused ones without waiting', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -325,6 +383,7 @@ describe('hostile tenants', () => {
   test('afterwards: the recorder never saw the operator-wide token nor another namespace\'s; the victim is untouched; the operator is up, never restarted', async () => {
     for (const request of recorder.requests) {
       expect(request.authorization, request.path).not.toBe(`Bearer ${OPERATOR_TOKEN}`);
+      for (const password of dbPasswords.values()) expect(request.authorization, request.path).not.toContain(password);
       const own = [tenantTokens.get(request.namespace), request.namespace === tenants[0] ? elsewhereToken : undefined].filter((t) => t !== undefined).map((t) => `Bearer ${t}`);
       expect(own, `${request.path}: ${request.authorization}`).toContain(request.authorization);
     }
