@@ -5,11 +5,14 @@ import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../graphs/database.ts';
 import { classifySecretFailure, SECRET_RETRY_MS, SidecarSecretError, SidecarSecretTypeError } from '../../src/controller/lifecycle/error-policy.ts';
 import { SidecarClients, sidecarTokenOf, type SecretObject } from '../../src/controller/lifecycle/sidecar-clients.ts';
+import { findCondition } from '../../src/kube/conditions.ts';
 import { SIDECAR_TOKEN_SECRET_TYPE, type LifecycleSpec } from '../../src/kube/lifecycle-resource.ts';
 import type { KubeTransport } from '../../src/kube/transport/index.ts';
 import { SidecarProblemError } from '../../src/sidecar-client/index.ts';
+import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 
 const ref = { namespace: 'tenant-a', name: 'db', key: 'token' };
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -61,6 +64,22 @@ describe('sidecarTokenOf: the check of a Secret a CR names', () => {
     expect(message).toContain('make a Secret of type okt.dev/sidecar-token');
     expect(message).toContain('kubectl -n tenant-a create secret generic NAME --type=okt.dev/sidecar-token --from-literal=token=TOKEN');
   });
+});
+
+test('a CR an earlier okt ran with an Opaque Secret stalls on it with its status kept, and goes on once it names a sidecar-token Secret', () => {
+  const sim = new LifecycleSim(databaseGraph, 'Running');
+  sim.settle();
+  const before = structuredClone(sim.status!);
+  const refused = classifySecretFailure(new SidecarSecretTypeError('tenant-a', 'db', 'Opaque'), ref);
+  if (refused.kind !== 'refused') throw new Error('expected a refusal');
+  sim.sidecarRefusal = refused.refusal;
+  expect(sim.reconcile().requeueAfterMs).toBe(SECRET_RETRY_MS);
+  expect(findCondition(sim.status!.conditions ?? [], 'Stalled')).toMatchObject({ status: 'True', reason: 'SidecarSecretWrongType' });
+  expect(sim.status).toMatchObject({ state: before.state, transition: before.transition, operation: before.operation, path: before.path });
+  sim.sidecarRefusal = undefined;
+  sim.settle();
+  expect(sim.status).toMatchObject({ state: 'Running', transition: before.transition });
+  expect(findCondition(sim.status!.conditions ?? [], 'Ready')?.status).toBe('True');
 });
 
 describe('SidecarClients with a CR naming a Secret', () => {
