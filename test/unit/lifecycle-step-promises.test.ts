@@ -264,6 +264,21 @@ describe('deletion', () => {
     expect(sim.finished).toBe('removeFinalizer');
   });
 
+  test('the teardown message counts the grace from the deletion, as the rule does: it claims no silence of the sidecar it did not measure', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.delete();
+    sim.reconcile({ finishRunning: false }); // Stopping's action runs: the sidecar answers, the deletion waits for it
+    expect(sim.status?.state).toBe('Stopping');
+    sim.clock = 90; // the sidecar answered until now; the namespace is torn down with it
+    sim.namespaceTerminating = true;
+    sim.sidecarDown = true;
+    sim.reconcile({ finishRunning: false });
+    expect(conditionOf(sim, 'Stalled')?.message).toBe(
+      'deletion abandoned at Stopping, its namespace is terminating, its sidecar does not answer (connection refused) and the teardown grace of 60 s since the deletion at 2026-01-01T00:00:02.000Z has passed: the application was not driven to End (operation uid-1-2 may still run)',
+    );
+  });
+
   test('the abandon annotation releases a deleted resource at once, once its stalled event is out', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.settle();

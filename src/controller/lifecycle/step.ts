@@ -121,7 +121,7 @@ export interface StepInput {
   deliveryProblem?: string;
   /** The sidecar refused the last start of the current operation. */
   startRefused?: StartRefusal;
-  /** How long a deleted resource in a terminating namespace waits for its vanished sidecar. Default 60 s. */
+  /** How long after its deletion a resource in a terminating namespace whose sidecar does not answer is released. Default 60 s. */
   teardownGraceMs?: number;
   /** The shape status is written in (its CRD version's). Default: full. */
   statusFormat?: StatusFormat;
@@ -384,9 +384,10 @@ function abandonment(input: StepInput): string | undefined {
   if (resource.abandonRequested) return `the annotation ${ABANDON_ANNOTATION} asked for it`;
   if (!resource.namespaceTerminating || sidecar.kind === 'answered') return undefined;
   const grace = input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS;
-  const since = Date.parse(resource.deletionTimestamp ?? now);
-  if (Date.parse(now) - since < grace) return undefined;
-  return `its namespace is terminating and its sidecar has not answered for ${Math.round(grace / 1000)} s since the deletion (${sidecar.message})`;
+  const deleted = resource.deletionTimestamp ?? now;
+  if (Date.parse(now) - Date.parse(deleted) < grace) return undefined;
+  // The grace counts from the deletion: the sidecar may have answered until a moment ago.
+  return `its namespace is terminating, its sidecar does not answer (${sidecar.message}) and the teardown grace of ${Math.round(grace / 1000)} s since the deletion at ${deleted} has passed`;
 }
 
 /** A node's deadline as the status sets its clock: counted from the transition that entered the node. */
