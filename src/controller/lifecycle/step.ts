@@ -635,13 +635,16 @@ class StatusDraft {
     this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: operationSummary(finished) });
   }
 
-  /** The sidecar holds the operation under another epoch or attempt (it re-ran an idempotent action a lost sidecar held). */
+  /**
+   * What the sidecar says of the operation it holds: its epoch and attempt (it re-ran an idempotent
+   * action a lost sidecar held) and, while it runs, its phase (a commit writes Pending).
+   */
   adoptAttempt(operation: OperationStatus, epoch: string, seen: SeenOperation): void {
     const attempts = Math.max(seen.attempts ?? 1, operation.attempts ?? 1);
-    if (operation.epoch === epoch && (operation.attempts ?? 1) === attempts) return;
     const adopted: OperationStatus = { ...operation, epoch };
     if (attempts > 1) adopted.attempts = attempts;
-    this.status.operation = adopted;
+    if (!TERMINAL_PHASES.has(seen.phase)) adopted.phase = seen.phase;
+    if (!isDeepStrictEqual(adopted, operation)) this.status.operation = adopted;
   }
 
   /** The operation runs: wait for it (cancelling it, when its node allows it for `cancel`), keeping the conditions true to it. */
