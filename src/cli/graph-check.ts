@@ -6,6 +6,7 @@ import { parseStatus } from '../controller/lifecycle/parse-status.ts';
 import { createLifecycleModel, MIGRATE_ANNOTATION, recordedPosition, servedMigration, type LifecycleModel } from '../controller/lifecycle/step.ts';
 import type { Graph, NodeFate } from '../graph/index.ts';
 import { desiredStateNames, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION } from '../kube/crd.ts';
+import { DEFAULT_STATUS_FORMAT, statusFormatOf, type StatusFormat } from '../kube/status-format.ts';
 import { describeIssues, lifecycleSpecSchema } from '../kube/lifecycle-resource.ts';
 import { predictMigration, type MigrationPrediction, type RecordedPosition } from '../plan/index.ts';
 import { findCrd, listResources, servedVersion } from './cluster-crds.ts';
@@ -171,14 +172,25 @@ function checkCrd(graph: Graph, crd: V1CustomResourceDefinition, command: string
   return { name: crd.metadata?.name ?? '', revision, missingDesiredStates: missing, reapply: revision !== graph.revision || missing.length > 0, command };
 }
 
-/** `okt crd NEW … | kubectl apply -f -` with the CRD's own names, so that applying it changes nothing else. */
+/** `okt crd NEW … | kubectl apply -f -` with the CRD's own names and status format, so that applying it changes nothing else. */
 function crdCommand(file: string, exportFlag: string | undefined, crd: V1CustomResourceDefinition): string {
   const { group, names } = crd.spec;
   const words = ['okt', 'crd', file, ...(exportFlag === undefined ? [] : ['--export', exportFlag])];
   words.push('--group', group, '--version', servedVersion(crd), '--kind', names.kind);
   if (names.plural !== `${names.kind.toLowerCase()}s`) words.push('--plural', names.plural);
   if (names.shortNames?.length) words.push('--short-names', names.shortNames.join(','));
+  const format = crdStatusFormat(crd);
+  if (format !== DEFAULT_STATUS_FORMAT) words.push('--status-format', format);
   return `${words.map(shellWord).join(' ')} | kubectl apply -f -`;
+}
+
+/** The status format the CRD records (a CRD of another writer may record one okt does not know: said, naming the CRD). */
+function crdStatusFormat(crd: V1CustomResourceDefinition): StatusFormat {
+  try {
+    return statusFormatOf(crd.metadata?.annotations);
+  } catch (error) {
+    throw new CliError(EXIT.usage, `CRD ${crd.metadata?.name}: ${(error as Error).message}`, 'Apply its CRD again with okt crd, or correct the annotation.');
+  }
 }
 
 function shellWord(word: string): string {

@@ -49,7 +49,7 @@ export function manifestsCommand(): Command {
     .option('--read-secrets', 'let the operator read Secrets, for CRs that set spec.sidecar.tokenSecretRef (a Role in --watch-namespace when given, else cluster-wide)', false)
     .option('--sidecar-url <url>', 'the sidecar of CRs without spec.sidecar.url (okt run --sidecar-url)')
     .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
-    .option('--teardown-grace <seconds>', 'okt run --teardown-grace: how long a deleted CR in a terminating namespace waits for its sidecar before it is released')
+    .option('--teardown-grace <seconds>', 'okt run --teardown-grace: how long after its deletion a CR in a terminating namespace whose sidecar does not answer is released')
     .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', collectRepeated, [] as string[])
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(

@@ -46,7 +46,7 @@ export function runCommand(): Command {
     .option('--sidecar-url-allow <pattern>', 'the operator-wide token may also go to URLs matching http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
     .option('--poll-interval <seconds>', 'a safety look at a running action (its end is noticed at once by a long-poll)', '10')
     .option('--resync-period <seconds>', 'look at every CR again this often even when nothing changed (0: never)', '600')
-    .option('--teardown-grace <seconds>', 'a deleted CR whose namespace is terminating and whose sidecar does not answer is released (finalizer removed, deletion abandoned) after this long', '60');
+    .option('--teardown-grace <seconds>', 'a deleted CR whose namespace is terminating and whose sidecar does not answer is released (finalizer removed, deletion abandoned) this long after its deletion', '60');
   addControllerRuntimeFlags(command);
   return command.action(
     runAction('run', async (flags: RunFlags) => {

@@ -21,7 +21,10 @@ export interface GraphNode<S extends string = string> {
   readonly retry: RetryPolicy | undefined;
   /** When the running action is cancelled instead of waited for: on deletion, on a change of spec.desiredState. */
   readonly cancellable: CancelPolicy;
-  /** The child deletion takes from here (`onDelete`, else the default child); undefined on a leaf. */
+  /**
+   * The child deletion takes from here (`onDelete`, else the default child); undefined on a leaf, and on
+   * the entry node unless it declares `onDelete` (a resource deleted there is released with nothing run).
+   */
   readonly deletionChild: S | undefined;
   /** The names this node had in earlier revisions. */
   readonly formerly: readonly string[];
@@ -72,7 +75,7 @@ export interface NodeDefinition<S extends string> {
    * spec.desiredState moves to another node; `{ onDelete, onDesiredChange }` in only those cases. Default false.
    */
   readonly cancellable?: boolean | { readonly onDelete?: boolean; readonly onDesiredChange?: boolean };
-  /** The child deletion goes to from this node (default: the default child). */
+  /** The child deletion goes to from this node (default: the default child; on the entry node, none: a resource deleted there is released with nothing run). */
   readonly onDelete?: NoInfer<S>;
   /** Names this node had in earlier revisions: their CRs migrate here, a running action keeps its operation id. */
   readonly formerly?: readonly string[];
@@ -173,9 +176,10 @@ export function isGraph(value: unknown): value is Graph {
   );
 }
 
-/** The onDelete a definition states: the deletion child unless it is the default child anyway. */
+/** The onDelete a definition states: the deletion child unless it is the default child anyway (on the entry node, any: it has none undeclared). */
 export function declaredOnDelete<S extends string>(node: GraphNode<S>): S | undefined {
-  return node.deletionChild === node.defaultChild ? undefined : node.deletionChild;
+  const isEntry = !node.hasAction && !node.isLeaf;
+  return isEntry || node.deletionChild !== node.defaultChild ? node.deletionChild : undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ export function graphRevision(name: string, entry: string, nodes: readonly Resol
       n.triggers.length,
       n.retry === undefined ? null : [n.retry.attempts, n.retry.backoffMs],
       cancelBehaviour(n.cancellable),
-      n.deletionChild ?? null,
+      ...deletionBehaviour(n, n.name === entry),
       // Only when declared: a graph without deadlines keeps the revision it had before they existed.
       ...(n.deadline === undefined ? [] : [[n.deadline.afterMs, n.deadline.then ?? null]]),
       // Parameters (what the CRD holds and an action gets) and their policy, likewise only when declared.
@@ -28,6 +28,18 @@ export function graphRevision(name: string, entry: string, nodes: readonly Resol
     ]);
   const text = JSON.stringify([name, entry, behaviour, ...(params === undefined ? [] : [canonicalJson(params.schema)])]);
   return createHash('sha256').update(text).digest('hex').slice(0, REVISION_HEX_DIGITS);
+}
+
+/**
+ * The deletion child, and for the entry node the default child it was before deletion stopped taking it
+ * there (so a graph without an entry onDelete keeps its revision), marked when an entry's onDelete names
+ * that default child: deletion then runs it, which the unmarked form says it does not.
+ */
+function deletionBehaviour(n: ResolvedNode, isEntry: boolean): unknown[] {
+  if (!isEntry) return [n.deletionChild ?? null];
+  const defaultChild = n.children.length > n.triggers.length ? n.children.at(-1) : undefined;
+  const slot = n.deletionChild ?? defaultChild ?? null;
+  return n.deletionChild !== undefined && n.deletionChild === defaultChild ? [slot, ['entryOnDelete', slot]] : [slot];
 }
 
 /** A node cancelled on nothing hashes as `false`, as before the policy had cases: graphs without it keep their revision. */

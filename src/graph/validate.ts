@@ -13,7 +13,7 @@ export interface ResolvedNode {
   readonly triggers: readonly string[];
   readonly retry: RetryPolicy | undefined;
   readonly cancellable: CancelPolicy;
-  /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf. */
+  /** The child deletion takes from this node: its onDelete, else its default child; none on a leaf, nor on the entry without onDelete. */
   readonly deletionChild: string | undefined;
   readonly formerly: readonly string[];
   readonly deadline: Deadline | undefined;
@@ -160,14 +160,14 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
     ok: true,
     entry: data.nodes[entry]?.name ?? '',
     params: params.get(undefined),
-    nodes: data.nodes.map((node) => ({
+    nodes: data.nodes.map((node, i) => ({
       name: node.name,
       description: node.description ?? '',
       children: effectiveChildren(node),
       triggers: node.triggers ?? [],
       retry: node.retry === undefined ? undefined : { attempts: node.retry.attempts, backoffMs: node.retry.backoffMs ?? DEFAULT_RETRY_BACKOFF_MS },
       cancellable: cancelPolicyOf(node.cancellable),
-      deletionChild: deletionChildOf(node),
+      deletionChild: deletionChildOf(node, i === entry),
       formerly: node.formerly ?? [],
       deadline: node.deadline === undefined ? undefined : { afterMs: parseDuration(node.deadline.after) ?? 0, then: node.deadline.then },
       params: params.get(node.name),
@@ -182,15 +182,21 @@ function cancelPolicyOf(declared: GraphData['nodes'][number]['cancellable']): Ca
   return { onDelete: declared.onDelete === true, onDesiredChange: declared.onDesiredChange === true };
 }
 
-/** onDelete when it names a child (else that is reported), or the default child. */
-function deletionChildOf(node: GraphData['nodes'][number]): string | undefined {
+/**
+ * onDelete when it names a child (else that is reported), or the default child; on the entry node only
+ * onDelete: its default child leads into the lifecycle, not out of it, and a resource deleted there is
+ * released with nothing run.
+ */
+function deletionChildOf(node: GraphData['nodes'][number], isEntry: boolean): string | undefined {
   const declared = node.onDelete;
-  return declared !== undefined && effectiveChildren(node).includes(declared) ? declared : node.children?.at(-1);
+  if (declared !== undefined && effectiveChildren(node).includes(declared)) return declared;
+  return isEntry ? undefined : node.children?.at(-1);
 }
 
 /**
  * Node policies: retry and cancellable need an action; onDelete names one of the node's children; the
- * path deletion takes (onDelete, else the default child, node after node) ends at a leaf from everywhere.
+ * path deletion takes (onDelete, else the default child, node after node) ends at a leaf, or at the
+ * entry node without onDelete, from everywhere.
  */
 function checkPolicies(
   data: GraphData,
@@ -220,7 +226,7 @@ function checkPolicies(
     let at: GraphData['nodes'][number] | undefined = start;
     while (at !== undefined && !chain.includes(at.name)) {
       chain.push(at.name);
-      const next = deletionChildOf(at);
+      const next = deletionChildOf(at, index.get(at.name) === entry);
       at = next === undefined ? undefined : data.nodes[index.get(next) ?? -1];
     }
     if (at === undefined) return;

@@ -190,7 +190,7 @@ export const APP_JS = String.raw`'use strict';
     if (cr.deleting) return 'deleting';
     if (cr.paused) return 'paused';
     if (op && op.node === cr.state) {
-      // Pending: committed; started once the sidecar took it (okt writes Running only when it must).
+      // Pending: committed, and maybe started already (okt writes Running at its first look at the sidecar after the start).
       if (op.phase === 'Running' || (op.phase === 'Pending' && op.startedAt)) return '⟳ ' + (op.message || 'action running');
       if (op.phase === 'Pending') return 'action pending';
       if (op.phase === 'Failed') return '✗ action failed';

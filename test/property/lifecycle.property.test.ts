@@ -193,20 +193,33 @@ describe('lifecycle step promises under a misbehaving world', () => {
     );
   });
 
-  test('deletion from any node drives the application down the deletion path (default child, node after node), running exactly those actions, even when the sidecar forgets on the way', () => {
+  test('deletion from any node drives the application down the deletion path (default child, node after node; none from the entry node), running exactly those actions, even when the sidecar forgets on the way; paused, it waits until resumed unless nothing is left to do', () => {
     fc.assert(
       fc.property(
-        graphArb.chain((graph) => fc.record({ graph: fc.constant(graph), from: fc.constantFrom(...graph.nodeNames), forgets: fc.array(fc.boolean(), { maxLength: 20 }) })),
-        ({ graph, from, forgets }) => {
+        graphArb.chain((graph) => fc.record({ graph: fc.constant(graph), from: fc.constantFrom(...graph.nodeNames), forgets: fc.array(fc.boolean(), { maxLength: 20 }), paused: fc.boolean() })),
+        ({ graph, from, forgets, paused }) => {
           const sim = new LifecycleSim(graph, from, () => ({ events: [] }), () => true);
           sim.spec = { ...sim.spec, onLeaf: 'Keep' };
           for (let i = 0; i < 4 * graph.nodeNames.length + 4; i++) sim.reconcile();
           expect(sim.status?.state).toBe(from);
           const ranBefore = new Set(sim.started.keys());
           const transitionAtDeletion = sim.status!.transition;
+          if (paused) sim.setSpec({ paused: true });
           sim.delete();
           const expected: string[] = [];
           for (let at = graph.node(from); at.deletionChild !== undefined; at = graph.node(at.deletionChild)) expected.push(at.deletionChild);
+          if (from === graph.entry) expect(expected).toEqual([]);
+          if (paused) {
+            for (let i = 0; i < 4 * graph.nodeNames.length + 4 && sim.finished === undefined; i++) {
+              sim.reconcile();
+              sim.deliverAll();
+            }
+            // The pause holds every transition of the deletion; where none is left to take, the resource goes.
+            expect(sim.status!.transition).toBe(transitionAtDeletion);
+            expect(sim.finished).toBe(expected.length === 0 ? 'removeFinalizer' : undefined);
+            expect([...sim.started.keys()].filter((id) => !ranBefore.has(id))).toEqual([]);
+            sim.setSpec({ paused: false });
+          }
           for (const forget of forgets) {
             if (forget) sim.forgetSidecar();
             sim.reconcile({ finishRunning: false });

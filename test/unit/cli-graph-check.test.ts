@@ -93,6 +93,16 @@ describe('checkGraph', () => {
       command: `okt crd 'my graphs/v2.ts' --group okt.dev --version v1alpha1 --kind Database --plural dbs --short-names odb,db | kubectl apply -f -`,
     });
   });
+
+  it('the command keeps the status format the CRD records: applied without it, lean CRs would be written full', () => {
+    const v2 = revision2('Automatic');
+    const lean = crdOf(v1, { ...names, statusFormat: 'lean' });
+    expect(check(v2, [], lean).crd.command).toBe('okt crd v2.ts --group okt.dev --version v1alpha1 --kind Database --status-format lean | kubectl apply -f -');
+    expect(check(v2, [], crdOf(v1)).crd.command).toBe('okt crd v2.ts --group okt.dev --version v1alpha1 --kind Database | kubectl apply -f -');
+    const unknown = crdOf(v1);
+    unknown.metadata!.annotations!['okt.dev/status-format'] = 'slim';
+    expect(() => check(v2, [], unknown)).toThrow('CRD databases.okt.dev: okt.dev/status-format: "slim" is not a status format okt knows (full, lean)');
+  });
 });
 
 describe('formatGraphCheck', () => {

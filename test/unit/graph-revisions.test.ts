@@ -39,6 +39,19 @@ describe('graph revisions', () => {
     expect(new Set(revisions).size).toBe(4);
   });
 
+  test("the entry node's onDelete is part of the revision, even naming its default child; without one the revision is the one it had before deletion stopped taking the entry's default child", () => {
+    const data = databaseGraph.toData();
+    const entryOnDelete = (onDelete: string) => loadGraph({ ...data, nodes: data.nodes.map((n) => (n.name === 'Start' ? { ...n, onDelete } : n)) });
+    // Pinned before that change (graph-deadline.test.ts pins it too): CRs recorded under it keep their revision.
+    expect(databaseGraph.revision).toBe('cb0b55743d723c69');
+    const declared = entryOnDelete('Running');
+    expect(declared.node('Start').deletionChild).toBe('Running');
+    expect(databaseGraph.node('Start').deletionChild).toBeUndefined();
+    expect(declared.revision).not.toBe(databaseGraph.revision);
+    expect(declared.toData().nodes.find((n) => n.name === 'Start')?.onDelete).toBe('Running');
+    expect(loadGraph(JSON.parse(JSON.stringify(declared.toData()))).revision).toBe(declared.revision);
+  });
+
   test('the fate of a node of an earlier revision: kept, renamed, moved, refused, stranded', () => {
     expect(fateOf(v2, 'End')).toEqual({ kind: 'kept', node: 'End' });
     expect(fateOf(v2, 'Running')).toEqual({ kind: 'renamed', node: 'Serving' });

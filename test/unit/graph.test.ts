@@ -193,6 +193,15 @@ describe('validation: every problem, at once, naming the node and the reason', (
     expect(loadGraph(JSON.parse(JSON.stringify(graph.toData()))).toData()).toEqual(graph.toData());
   });
 
+  test("deletion takes no child from the entry node unless it declares onDelete: its default child leads into the lifecycle; the path may end there", () => {
+    const graph = defineGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'] }, B: { children: ['A', 'End'], onDelete: 'A' }, End: {} } });
+    expect(graph.node('A').deletionChild).toBeUndefined();
+    expect(graph.node('B').deletionChild).toBe('A');
+    // A -> B -> A loops by default children; deletion ends at A, so it is no deletion cycle.
+    const declared = problemsOf(() => loadGraph({ name: 'g', entry: 'A', nodes: { A: { children: ['B'], onDelete: 'B' }, B: { children: ['A', 'End'], onDelete: 'A' }, End: {} } }));
+    expect(brief(declared)).toEqual(['deletion-cycle:A']);
+  });
+
   test('cancellable names its cases: one alone, both (written back as true), none; the object form needs an action too', () => {
     const nodes = (cancellable: unknown) => ({ A: { children: ['B'] }, B: { children: ['End'], cancellable }, End: {} });
     const policyOf = (cancellable: unknown) => loadGraph({ name: 'g', entry: 'A', nodes: nodes(cancellable) }).node('B').cancellable;

@@ -27,7 +27,7 @@ describe('a graph upgraded under a live resource', () => {
     collect(sim, 1, events, { finishRunning: false });
     expect(sim.status?.state).toBe('Servicing');
     const running = sim.status!.operation!;
-    expect(running.phase).toBe('Pending');
+    expect(running.phase).toBe('Running');
     const v2 = revision2();
     const transition = sim.status!.transition;
     sim.upgrade(v2);
@@ -64,7 +64,7 @@ describe('a graph upgraded under a live resource', () => {
     collect(sim, 2, events, { finishRunning: true });
     collect(sim, 1, events, { finishRunning: false });
     const running = sim.status!.operation!;
-    expect(running).toMatchObject({ node: 'Servicing', phase: 'Pending' });
+    expect(running).toMatchObject({ node: 'Servicing', phase: 'Running' });
     const before = sim.status!.sequence;
     const v2 = revision2();
     sim.upgrade(v2);
@@ -105,7 +105,7 @@ describe('a graph upgraded under a live resource', () => {
     sim.reconcile();
     sim.reconcile();
     sim.reconcile({ finishRunning: false });
-    expect(sim.status?.operation).toMatchObject({ node: 'Stopping', phase: 'Pending' });
+    expect(sim.status?.operation).toMatchObject({ node: 'Stopping', phase: 'Running' });
     const stopping = sim.status!.operation!.id;
     const v2 = revision2();
     expect(predictMigration(v2, createLifecycleModel(v2).planner, { revision: sim.status!.graphRevision, state: 'Stopping', desired: 'Stopping', runningAction: 'Stopping' }).kind).toBe('waits');
@@ -123,7 +123,7 @@ describe('a graph upgraded under a live resource', () => {
     collect(sim, 2, events);
     collect(sim, 1, events, { finishRunning: false });
     const stopping = sim.status!.operation!;
-    expect(stopping).toMatchObject({ node: 'Stopping', phase: 'Pending' });
+    expect(stopping).toMatchObject({ node: 'Stopping', phase: 'Running' });
     const before = sim.status!.sequence;
     const v2 = revision2();
     sim.upgrade(v2);

@@ -230,6 +230,81 @@ describe('deletion', () => {
     expect(sim.finished).toBe('removeFinalizer');
   });
 
+  test('a resource deleted at its entry node is released with no transition and nothing run, paused or not, with a refused sidecar, and over an event that would move it', () => {
+    const worlds: { name: string; spec: { desiredState: string; paused?: boolean }; refused?: boolean }[] = [
+      { name: 'paused on the way to Running', spec: { desiredState: 'Running', paused: true } },
+      { name: 'resting at Start', spec: { desiredState: 'Start' } },
+      { name: 'its sidecar refused', spec: { desiredState: 'Running' }, refused: true },
+    ];
+    for (const world of worlds) {
+      const sim = new LifecycleSim(databaseGraph, world.spec.desiredState);
+      sim.spec = { ...sim.spec, ...world.spec };
+      if (world.refused) sim.sidecarRefusal = { reason: 'SidecarNotAllowed', message: 'not on the allow-list' };
+      sim.settle();
+      expect(sim.status?.state, world.name).toBe('Start');
+      sim.raise('Running'); // the sidecar observed an event naming the entry's child
+      sim.delete();
+      for (let i = 0; i < 5 && sim.finished === undefined; i++) {
+        sim.reconcile();
+        sim.deliverAll();
+      }
+      expect(sim.finished, world.name).toBe('removeFinalizer');
+      expect(sim.status?.transition, world.name).toBe(0);
+      expect(sim.status?.path, world.name).toEqual(['Start']);
+      expect([...sim.started.keys()], world.name).toEqual([]);
+      expect(sim.events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.transition), world.name).toEqual([]);
+    }
+  });
+
+  test('an entry node that declares onDelete is left that way, even when it names its default child', () => {
+    const graph = defineGraph({
+      name: 'database',
+      entry: 'Start',
+      nodes: { Start: { children: ['Running'], onDelete: 'Running' }, Running: { children: ['Stopping'] }, Stopping: { children: ['End'] }, End: {} },
+    });
+    const sim = new LifecycleSim(graph, 'Start');
+    sim.settle();
+    sim.delete();
+    for (let i = 0; i < 10 && sim.finished === undefined; i++) {
+      sim.reconcile();
+      sim.deliverAll();
+    }
+    expect(sim.finished).toBe('removeFinalizer');
+    expect(sim.status?.path).toEqual(['Start', 'Running', 'Stopping', 'End']);
+    expect([...sim.started.values()].map((op) => op.node)).toEqual(['Running', 'Stopping']);
+  });
+
+  test('a paused resource being deleted waits (Paused): no transition, its cancellable action not cancelled; resumed, it is driven down', () => {
+    const graph = defineGraph({
+      name: 'db',
+      entry: 'Start',
+      nodes: { Start: { children: ['Running'] }, Running: { children: ['Backup', 'Stopping'] }, Backup: { children: ['Running', 'Stopping'], cancellable: true }, Stopping: { children: ['End'] }, End: {} },
+    });
+    const sim = new LifecycleSim(graph, 'Backup');
+    sim.reconcile();
+    sim.reconcile({ finishRunning: true }); // Running's action done: Backup entered, its action runs
+    expect(sim.status?.state).toBe('Backup');
+    sim.setSpec({ paused: true });
+    sim.delete();
+    const transition = sim.status!.transition;
+    for (let i = 0; i < 3; i++) expect(sim.reconcile({ finishRunning: false }).cancelOperation).toBeUndefined();
+    sim.reconcile(); // the action ends on its own: still no move
+    for (let i = 0; i < 3; i++) sim.reconcile();
+    expect(sim.status?.transition).toBe(transition);
+    expect(sim.finished).toBeUndefined();
+    expect(conditionOf(sim, 'Ready')).toMatchObject({ status: 'False', reason: 'Paused' });
+    expect(conditionOf(sim, 'Ready')?.message).toBe(
+      "spec.paused is true: no transition is taken, the deletion's included; set spec.paused to false to drive the application down to End, or annotate okt.dev/abandon=true to release the resource without it",
+    );
+    sim.setSpec({ paused: false });
+    for (let i = 0; i < 10 && sim.finished === undefined; i++) {
+      sim.reconcile();
+      sim.deliverAll();
+    }
+    expect(sim.finished).toBe('removeFinalizer');
+    expect(sim.status?.path.slice(-3)).toEqual(['Backup', 'Stopping', 'End']);
+  });
+
   test('a node that declares onDelete is left that way', () => {
     const graph = defineGraph({
       name: 'g',
@@ -262,6 +337,21 @@ describe('deletion', () => {
     sim.deliverAll();
     sim.reconcile();
     expect(sim.finished).toBe('removeFinalizer');
+  });
+
+  test('the teardown message counts the grace from the deletion, as the rule does: it claims no silence of the sidecar it did not measure', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.delete();
+    sim.reconcile({ finishRunning: false }); // Stopping's action runs: the sidecar answers, the deletion waits for it
+    expect(sim.status?.state).toBe('Stopping');
+    sim.clock = 90; // the sidecar answered until now; the namespace is torn down with it
+    sim.namespaceTerminating = true;
+    sim.sidecarDown = true;
+    sim.reconcile({ finishRunning: false });
+    expect(conditionOf(sim, 'Stalled')?.message).toBe(
+      'deletion abandoned at Stopping, its namespace is terminating, its sidecar does not answer (connection refused) and the teardown grace of 60 s since the deletion at 2026-01-01T00:00:02.000Z has passed: the application was not driven to End (operation uid-1-2 may still run)',
+    );
   });
 
   test('the abandon annotation releases a deleted resource at once, once its stalled event is out', () => {

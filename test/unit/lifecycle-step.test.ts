@@ -48,9 +48,14 @@ describe('lifecycle step', () => {
     expect(sim.status?.graphRevision).toBe(databaseGraph.revision);
   });
 
-  test('while the operation runs nothing changes and the reconciler polls', () => {
+  test('while the operation runs the reconciler polls; status.operation.phase follows the sidecar (Pending as committed, Running once it says so), then nothing changes', () => {
     const sim = new LifecycleSim(databaseGraph, 'Stopping');
     sim.reconcile();
+    expect(sim.status?.operation?.phase).toBe('Pending');
+    const seen = sim.reconcile({ finishRunning: false });
+    expect(seen.poll).toBe(true);
+    expect(seen.status).toBeDefined();
+    expect(sim.status?.operation?.phase).toBe('Running');
     const written = structuredClone(sim.status);
     const effects = sim.reconcile({ finishRunning: false });
     expect(effects).toEqual({ poll: true });

@@ -79,6 +79,11 @@ export interface SidecarRefusal {
 
 const PAUSED_MESSAGE = 'spec.paused is true: no transition is taken';
 
+/** A paused resource being deleted: the pause holds the deletion's transitions too, until it is lifted or the resource abandoned. */
+function pausedDeletionMessage(end: string): string {
+  return `${PAUSED_MESSAGE}, the deletion's included; set spec.paused to false to drive the application down to ${end}, or annotate ${ABANDON_ANNOTATION}=true to release the resource without it`;
+}
+
 /** What the sidecar said in this reconcile ('refused': the operator did not ask it, see SidecarRefusal). */
 export type SidecarView =
   | { kind: 'unavailable'; message: string }
@@ -121,7 +126,7 @@ export interface StepInput {
   deliveryProblem?: string;
   /** The sidecar refused the last start of the current operation. */
   startRefused?: StartRefusal;
-  /** How long a deleted resource in a terminating namespace waits for its vanished sidecar. Default 60 s. */
+  /** How long after its deletion a resource in a terminating namespace whose sidecar does not answer is released. Default 60 s. */
   teardownGraceMs?: number;
   /** The shape status is written in (its CRD version's). Default: full. */
   statusFormat?: StatusFormat;
@@ -200,15 +205,17 @@ function stepUntimed(given: StepInput): StepEffects {
   }
   work.onRevision = migration.kind === 'current';
   const desired = resolveDesired(graph, resource.spec.desiredState);
-  work.desired = resource.deleting ? deletionLeaf(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
+  work.desired = resource.deleting ? deletionEnd(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
   const abandon = abandonment(input);
   if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
   const sidecar = input.sidecar;
   if (sidecar.kind === 'refused') {
+    // At the end of its deletion path nothing is asked of the sidecar: the resource is released.
+    if (resource.deleting && stored.state === work.desired) return work.converge(resource, true);
     // Paused with no action to follow, nothing would be asked of the sidecar anyway: the CR says it is
     // paused (the refusal is said once it is resumed).
-    if (resource.spec.paused === true && !resource.deleting && (stored.operation === undefined || TERMINAL_PHASES.has(stored.operation.phase))) {
-      return work.waiting(REASONS.paused, PAUSED_MESSAGE);
+    if (resource.spec.paused === true && (stored.operation === undefined || TERMINAL_PHASES.has(stored.operation.phase))) {
+      return work.waiting(REASONS.paused, resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
     }
     // Nothing moves without the sidecar the CR names, and nothing was asked of it: a person must fix spec.sidecar (or the Secret).
     const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
@@ -269,8 +276,11 @@ function stepUntimed(given: StepInput): StepEffects {
   }
   const observed = work.observedEvents(sidecar);
 
-  if (resource.spec.paused === true && !resource.deleting) {
-    return work.waiting(REASONS.paused, PAUSED_MESSAGE);
+  // At the end of its deletion path (a leaf, or its entry node without onDelete) the resource is
+  // released, paused or not: that takes no transition and runs nothing, and no event may move it on.
+  if (resource.deleting && work.status.state === work.desired) return work.converge(resource, true);
+  if (resource.spec.paused === true) {
+    return work.waiting(REASONS.paused, resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
   }
   const finished = work.status.operation;
   if (finished !== undefined && finished.phase !== 'Succeeded' && !(resource.deleting && finished.phase === 'Cancelled')) {
@@ -384,9 +394,10 @@ function abandonment(input: StepInput): string | undefined {
   if (resource.abandonRequested) return `the annotation ${ABANDON_ANNOTATION} asked for it`;
   if (!resource.namespaceTerminating || sidecar.kind === 'answered') return undefined;
   const grace = input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS;
-  const since = Date.parse(resource.deletionTimestamp ?? now);
-  if (Date.parse(now) - since < grace) return undefined;
-  return `its namespace is terminating and its sidecar has not answered for ${Math.round(grace / 1000)} s since the deletion (${sidecar.message})`;
+  const deleted = resource.deletionTimestamp ?? now;
+  if (Date.parse(now) - Date.parse(deleted) < grace) return undefined;
+  // The grace counts from the deletion: the sidecar may have answered until a moment ago.
+  return `its namespace is terminating, its sidecar does not answer (${sidecar.message}) and the teardown grace of ${Math.round(grace / 1000)} s since the deletion at ${deleted} has passed`;
 }
 
 /** A node's deadline as the status sets its clock: counted from the transition that entered the node. */
@@ -445,8 +456,11 @@ function lookAgainAtDeadline(given: StepInput, effects: StepEffects): StepEffect
   return { ...effects, requeueAfterMs: Math.min(effects.requeueAfterMs ?? left, left, MAX_DEADLINE_WAIT_MS) };
 }
 
-/** The leaf deletion drives the application to from `from`: each node's deletion child in turn (validation rules out loops). */
-export function deletionLeaf(graph: Graph, from: string): string {
+/**
+ * Where deletion drives the application from `from`: each node's deletion child in turn (validation
+ * rules out loops), to a leaf, or to the entry node when it declares no onDelete.
+ */
+export function deletionEnd(graph: Graph, from: string): string {
   let at = from;
   for (let hops = 0; hops <= graph.nodeNames.length; hops++) {
     const next = graph.node(at).deletionChild;
@@ -499,14 +513,14 @@ function landing(graph: Graph, state: string, migration: MigrationPrediction): s
 /**
  * Why the running operation is to be cancelled now, if it is: the deletion, or a change of mind to a
  * node the resource can reach from here (cancelling for an unreachable one would only stall it), as its
- * node's policy allows. Paused, nothing is cancelled for a change of mind: no move would follow.
+ * node's policy allows. Paused, nothing is cancelled: no move would follow.
  */
 function cancelCause(input: StepInput, desired: string, operation: OperationStatus): 'deletion' | 'desiredChange' | undefined {
   const { graph, planner } = input.model;
   const { resource } = input;
   if (!graph.has(operation.node)) return undefined;
   const policy = graph.node(operation.node).cancellable;
-  if (resource.deleting) return policy.onDelete ? 'deletion' : undefined;
+  if (resource.deleting) return policy.onDelete && resource.spec.paused !== true ? 'deletion' : undefined;
   if (!policy.onDesiredChange || resource.spec.paused === true || !graph.has(desired)) return undefined;
   return isChangeOfMind(operation, desired) && planner.distance(operation.node, desired) !== undefined ? 'desiredChange' : undefined;
 }
@@ -528,7 +542,7 @@ function cancelledForChangeOfMind(operation: OperationStatus, deleting: boolean)
  * action, it waits on its old revision.
  */
 function migrateInto(input: StepInput, work: StatusDraft, migration: Extract<MigrationPrediction, { kind: 'migrates' }>): StepEffects {
-  if (input.resource.spec.paused === true && !input.resource.deleting) return work.waiting(REASONS.paused, `${PAUSED_MESSAGE}; its migration waits too`);
+  if (input.resource.spec.paused === true) return work.waiting(REASONS.paused, `${PAUSED_MESSAGE}; its migration waits too`);
   const into = migration.state.node;
   const waiting = work.cannotCommit(input, input.model.graph.node(into).hasAction ? into : undefined, `enter ${into}`);
   if (waiting !== undefined) return waiting;
@@ -634,13 +648,16 @@ class StatusDraft {
     this.#emit(type, operation.node, { ...this.#data(operation.node, operation.node, seen.events), operation: operationSummary(finished) });
   }
 
-  /** The sidecar holds the operation under another epoch or attempt (it re-ran an idempotent action a lost sidecar held). */
+  /**
+   * What the sidecar says of the operation it holds: its epoch and attempt (it re-ran an idempotent
+   * action a lost sidecar held) and, while it runs, its phase (a commit writes Pending).
+   */
   adoptAttempt(operation: OperationStatus, epoch: string, seen: SeenOperation): void {
     const attempts = Math.max(seen.attempts ?? 1, operation.attempts ?? 1);
-    if (operation.epoch === epoch && (operation.attempts ?? 1) === attempts) return;
     const adopted: OperationStatus = { ...operation, epoch };
     if (attempts > 1) adopted.attempts = attempts;
-    this.status.operation = adopted;
+    if (!TERMINAL_PHASES.has(seen.phase)) adopted.phase = seen.phase;
+    if (!isDeepStrictEqual(adopted, operation)) this.status.operation = adopted;
   }
 
   /** The operation runs: wait for it (cancelling it, when its node allows it for `cancel`), keeping the conditions true to it. */
@@ -838,8 +855,8 @@ class StatusDraft {
     return { status: this.#pruned(), again: true };
   }
 
-  /** At the desired node with its action succeeded (or none): Ready. */
-  converge(resource: ResourceView, isLeaf: boolean): StepEffects {
+  /** At the desired node with its action succeeded (or none): Ready. `last`: a leaf, or the end of the deletion path. */
+  converge(resource: ResourceView, last: boolean): StepEffects {
     const desired = this.desired;
     const wasReady = isConditionTrue(this.#stored.conditions, READY);
     const detail = this.status.operation ? '; its action succeeded' : '';
@@ -847,7 +864,7 @@ class StatusDraft {
     if (!wasReady) this.#emit(LIFECYCLE_EVENT_TYPES.converged, desired, { ...this.#data(desired, desired, []), reason: REASONS.reached });
     const effects = this.writeIfChanged();
     const ending = resource.deleting || resource.spec.onLeaf !== 'Keep';
-    if (!isLeaf || !ending) return effects;
+    if (!last || !ending) return effects;
     // A leaf ends the resource's life (OKT's "on End: delete it"), once its last events are out.
     return this.#finishOnceDelivered(effects, resource.deleting ? 'removeFinalizer' : 'delete');
   }

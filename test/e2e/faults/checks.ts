@@ -248,7 +248,7 @@ export function readyOverFailure(db: DatabaseObject): string | undefined {
   return `${db.metadata.name}: Ready=True over operation ${operation.id} ${operation.phase} at ${db.status?.state}`;
 }
 
-/** The nodes deletion walks from `from` in `graph`: each node's deletion child (its onDelete, else its default child), to a leaf. */
+/** The nodes deletion walks from `from` in `graph`: each node's deletion child (its onDelete, else its default child; none from the entry node without onDelete), to the end. */
 export function deletionPath(graph: Graph, from: string): string[] {
   const path: string[] = [];
   for (let at = graph.node(from); at.deletionChild !== undefined; at = graph.node(at.deletionChild)) path.push(at.deletionChild);
