@@ -82,6 +82,8 @@ function requestKey(graph: string, node: string, params: Record<string, unknown>
 export class OperationManager {
   /** The identity of this sidecar's memory: new when it started without a journal, else the journal's. */
   readonly epoch: string;
+  /** When the epoch began (its journal record's time): how old this memory is. */
+  readonly epochCreatedAt: string;
   /** True when this start created the epoch (no journal, or one of an okt without epochs). */
   readonly epochIsNew: boolean;
   /** Lines of the journal that could not be read at open (torn or damaged), skipped. */
@@ -100,7 +102,7 @@ export class OperationManager {
     config: SidecarConfig,
     journal: Journal,
     hooks: OperationHooks,
-    epoch: { epoch: string; isNew: boolean },
+    epoch: { epoch: string; createdAt: string; isNew: boolean },
     observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>,
     journalSkippedLines: number,
   ) {
@@ -109,6 +111,7 @@ export class OperationManager {
     this.journal = journal;
     this.hooks = hooks;
     this.epoch = epoch.epoch;
+    this.epochCreatedAt = epoch.createdAt;
     this.epochIsNew = epoch.isNew;
     this.observed = observed;
   }
@@ -160,7 +163,7 @@ export class OperationManager {
       config,
       journal,
       hooks,
-      { epoch: epochRecord.epoch, isNew: kept === undefined },
+      { epoch: epochRecord.epoch, createdAt: epochRecord.createdAt, isNew: kept === undefined },
       observed,
       skippedLines,
     );

@@ -348,6 +348,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
     }
     return sendValid(reply, 200, ObservationSchema, {
       epoch,
+      epochAgeMs: Math.max(0, Date.now() - Date.parse(operations.epochCreatedAt)),
       ...probe.observation(query.since ?? 0, operations.active(graph)),
     });
   });

@@ -130,6 +130,16 @@ export const ObservedEventSchema = z.object({
 
 export const ObservationSchema = z.object({
   epoch: EpochSchema.describe('The epoch of the sidecar that answers: seq numbers go on only within one epoch.'),
+  epochAgeMs: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'How long ago this epoch began, in milliseconds by the sidecar\'s own clock (its journal\'s epoch record): ' +
+        'a client measures it against its own clock to tell a sidecar that lost its memory since the client last looked ' +
+        '(a new epoch: its events are news) from one that already had a life (its older events are not).',
+    ),
   graph: GraphNameSchema,
   state: NodeNameSchema.nullable().describe('The node the probe says the application is in; null when unknown.'),
   observedAt: TimestampSchema.nullable(),

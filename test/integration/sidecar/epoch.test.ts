@@ -105,8 +105,18 @@ describe('the epoch across restarts of a real sidecar process', () => {
     const createdAt = journalLines(dir)[0]?.createdAt;
     await graceful(first);
 
+    // How old the epoch is, by the epoch's own record (not the process's start): the operator tells a
+    // sidecar that lost its memory since it last looked from one that had a life by it.
+    const epochAge = async () => {
+      const before = Date.now();
+      const { epochAgeMs } = await client.observe();
+      return { epochAgeMs, atLeast: before - Date.parse(String(createdAt)), atMost: Date.now() - Date.parse(String(createdAt)) };
+    };
     const second = await run();
     expect(await healthEpoch()).toBe(epoch);
+    const kept = await epochAge();
+    expect(kept.epochAgeMs).toBeGreaterThanOrEqual(kept.atLeast);
+    expect(kept.epochAgeMs).toBeLessThanOrEqual(kept.atMost);
     expect(await client.getOperation('op-1')).toEqual(done);
     expect(journalLines(dir)[0]).toEqual({ type: 'epoch', epoch, createdAt }); // compaction kept it as it was
     // a retry with the epoch of the sidecar that knows it: 200 and the operation, nothing run again
@@ -114,8 +124,10 @@ describe('the epoch across restarts of a real sidecar process', () => {
     await graceful(second);
 
     rmSync(path.join(dir, 'journal.jsonl'));
+    const thirdStarted = Date.now();
     const third = await run();
     const newEpoch = await healthEpoch();
+    expect((await client.observe()).epochAgeMs).toBeLessThanOrEqual(Date.now() - thirdStarted);
     expect(newEpoch).toMatch(UUID);
     expect(newEpoch).not.toBe(epoch);
     const forgotten = await failure(client.getOperation('op-1'));
