@@ -5,6 +5,7 @@ import { databaseGraph } from '../../graphs/database.ts';
 import { defineGraph } from '../../src/graph/index.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
+import { EpochMemory } from '../../src/controller/lifecycle/epoch-news.ts';
 import { LifecycleSim, type ActionOutcome } from '../fixtures/lifecycle-sim.ts';
 
 const conditionOf = (sim: LifecycleSim, type: string) => findCondition(sim.status?.conditions ?? [], type);
@@ -111,6 +112,50 @@ describe('events the sidecar observed', () => {
     sim.reconcile();
     expect(sim.status?.state).toBe('Stopping');
     expect(sim.status?.lastTransition?.events).toContain('Stopping');
+  });
+
+  test('a switch to another sidecar with a life of its own (spec.sidecar.url): what it raised before is not news, what it raises after is', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    const transitions = sim.status?.transition;
+    sim.switchSidecar('http://sidecar-2', ['Servicing']);
+    sim.settle();
+    expect(sim.status).toMatchObject({ state: 'Running', transition: transitions, observedEpoch: 'epoch-2', observedSequence: 1 });
+    sim.raise('Servicing');
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Servicing');
+  });
+
+  test('the position chosen on meeting another epoch is recorded at once: a pause and an operator restart keep what came after it', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.setSpec({ paused: true });
+    sim.switchSidecar('http://sidecar-2', ['Stopping']);
+    sim.settle();
+    expect(sim.status).toMatchObject({ state: 'Running', observedEpoch: 'epoch-2', observedSequence: 1 });
+    sim.raise('Servicing');
+    sim.epochs = new EpochMemory();
+    sim.setSpec({ paused: false });
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Servicing');
+    expect(sim.status?.lastTransition?.events).not.toContain('Stopping');
+  });
+
+  test('two replicas behind one URL: each is read on from where the resource left it, no event twice', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    const replicaA = { epoch: sim.sidecarEpoch, bornAt: sim.sidecarBornAt, events: sim.probeEvents };
+    sim.switchSidecar(sim.sidecarUrl, ['Stopping']); // replica B, older than the resource's last look
+    sim.settle();
+    expect(sim.status).toMatchObject({ state: 'Running', transition: 1 });
+    // Back on A, which raised an event while the resource read B: news, once.
+    replicaA.events.push({ seq: replicaA.events.length + 1, event: 'Servicing' });
+    Object.assign(sim, { sidecarEpoch: replicaA.epoch, sidecarBornAt: replicaA.bornAt, probeEvents: replicaA.events });
+    sim.reconcile();
+    expect(sim.status?.state).toBe('Servicing');
+    sim.settle();
+    expect(sim.status?.state).toBe('Running');
+    expect(sim.status?.transition).toBe(3);
   });
 
   test('a trigger raised by the action wins over an unreachable desired node', () => {

@@ -14,7 +14,7 @@ import { statusToWrite } from '../../kube/unknown-status-fields.ts';
 import { DEFAULT_STATUS_FORMAT, type StatusFormat } from '../../kube/status-format.ts';
 import { statusEvents } from '../../events/status-events.ts';
 import { isNotFound, NAMESPACES, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
-import { isTerminal, SidecarProblemError, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
+import { isTerminal, SidecarProblemError, type Observation, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
 import { dropManagedFields, Informer } from '../informer.ts';
 import type { ControllerMetrics } from '../metrics.ts';
@@ -22,6 +22,7 @@ import type { Logger } from '../logger.ts';
 import { bothSelectors, SHARD_KEY_LABEL, shardKeyOf, shardOf, shardSelector, UNKEYED_SELECTOR, type Shard } from './shard.ts';
 import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
 import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
+import { EpochMemory } from './epoch-news.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import {
@@ -153,6 +154,8 @@ export class LifecycleController {
   readonly #stalledReasons = new Map<string, string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
+  /** Per resource, the sidecar epochs heard: which of another epoch's events are its news. */
+  readonly #epochs = new EpochMemory();
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
@@ -208,6 +211,7 @@ export class LifecycleController {
         this.#written.delete(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
+        this.#epochs.forget(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
         for (const id of this.#operationTraces.keys()) if (id.startsWith(`${obj.metadata.uid}-`)) this.#operationTraces.delete(id);
@@ -314,7 +318,7 @@ export class LifecycleController {
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
     this.#offer(key, resource, stored);
 
-    const sidecar = await this.#sidecarView(resolved, stored, ctx);
+    const sidecar = await this.#sidecarView(key, resolved, stored, ctx);
     const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
     if (metadata.annotations?.[MIGRATE_ANNOTATION] === 'true') view.migrateRequested = true;
     if (deleting) {
@@ -492,11 +496,15 @@ export class LifecycleController {
    * else was held by a sidecar that lost its memory: it is started again right here when its action is
    * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not.
    */
-  async #sidecarView(resolved: SidecarResolution, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
+  async #sidecarView(key: string, resolved: SidecarResolution, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
     if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
     if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
     try {
-      return await this.#askSidecar(resolved.client, stored, ctx);
+      const view = await this.#askSidecar(key, resolved, stored, ctx);
+      // The epoch the CR reads events from: an observation's (the step records it), else the recorded one.
+      const reading = view.kind === 'answered' && view.observedSequence !== undefined ? view.epoch : stored?.observedEpoch;
+      if (view.kind === 'answered') this.#epochs.heard(key, reading, { epoch: view.epoch, url: resolved.url, atMs: performance.now() });
+      return view;
     } catch (error) {
       this.#sidecars.forgetRefusedToken(resolved, error);
       const refusal = classifyAnswerFailure(error, resolved.url, resolved.tokenSource !== undefined);
@@ -506,7 +514,7 @@ export class LifecycleController {
   }
 
   /** The sidecar's answers (throws what the client throws). */
-  async #askSidecar(client: SidecarClient, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
+  async #askSidecar(key: string, { client, url }: Extract<SidecarResolution, { kind: 'client' }>, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
     const operation = stored?.operation;
     if (operation !== undefined && !isTerminal(operation.phase)) {
       try {
@@ -519,13 +527,21 @@ export class LifecycleController {
         return await this.#rerun(client, operation, epoch, ctx);
       }
     }
+    const graph = this.#model.graph.name;
     const since = stored?.observedSequence ?? 0;
-    let observation = await client.observe({ graph: this.#model.graph.name, since });
-    // Another epoch counts its events from 1 again: all of its events are new.
-    if (stored?.observedEpoch !== undefined && observation.epoch !== stored.observedEpoch && since > 0) {
-      observation = await client.observe({ graph: this.#model.graph.name, since: 0 });
-    }
-    return { kind: 'answered', epoch: observation.epoch, observedEvents: observation.events.map((e) => e.event), observedSequence: observation.lastSeq };
+    const observation = await client.observe({ graph, since });
+    const answered = (seen: Observation, from: number): SidecarView => ({
+      kind: 'answered', epoch: seen.epoch, observedEvents: seen.events.map((e) => e.event), observedSequence: seen.lastSeq, observedFrom: from,
+    });
+    const recorded = stored?.observedEpoch;
+    if (recorded === undefined || observation.epoch === recorded) return answered(observation, since);
+    // Another epoch counts its events from 1 again, and only some of them are this CR's news.
+    const answer = { epoch: observation.epoch, url, atMs: performance.now(), epochAgeMs: observation.epochAgeMs, lastSeq: observation.lastSeq };
+    const from = this.#epochs.newsAfter(key, { epoch: recorded, seq: since }, answer);
+    if (from >= since) return answered({ ...observation, events: observation.events.filter((e) => e.seq > from) }, from);
+    const again = await client.observe({ graph, since: from });
+    // Yet another epoch answered the second look (replicas behind a Service): nothing is offered this time.
+    return answered(again.epoch === observation.epoch ? again : { ...observation, events: [], lastSeq: from }, from);
   }
 
   /** A sidecar of another epoch than the operation's forgot it: run it again there if its action is idempotent. */

@@ -98,10 +98,15 @@ export type SidecarView =
        * gone, and the one answering refused to run it again (its action is not declared idempotent).
        */
       operation?: SeenOperation | 'unknown' | 'lost';
-      /** Events the sidecar raised outside any action (a crash, say), newer than status.observedSequence in this epoch. */
+      /** Events the sidecar raised outside any action (a crash, say), newer than observedFrom in this epoch. */
       observedEvents: string[];
       /** The sidecar's sequence of its newest observed event. */
       observedSequence?: number;
+      /**
+       * The sequence observedEvents come after: status.observedSequence in the epoch the status records;
+       * in another, where this resource's news begins there (src/controller/lifecycle/epoch-news.ts). Absent: 0.
+       */
+      observedFrom?: number;
     };
 
 /** Why the sidecar refused the last start of the current operation (remembered by the reconciler). */
@@ -697,13 +702,18 @@ class StatusDraft {
   /**
    * The events the sidecar observed outside any action, to offer to this step's decision. On first sight
    * (or a status of an older okt) the sidecar's current sequence becomes the baseline: older events are
-   * not this resource's news.
+   * not this resource's news. Where its news begins in another epoch is recorded at once, so that it
+   * holds however long the events wait (a pause) and across operator restarts.
    */
   observedEvents(sidecar: SidecarView): string[] {
     if (sidecar.kind !== 'answered' || sidecar.operation !== undefined) return [];
     if (this.#stored.observedEpoch === undefined) {
       this.#observe(sidecar);
       return [];
+    }
+    if (sidecar.epoch !== this.#stored.observedEpoch) {
+      this.status.observedEpoch = sidecar.epoch;
+      this.status.observedSequence = sidecar.observedFrom ?? 0;
     }
     return sidecar.observedEvents;
   }
