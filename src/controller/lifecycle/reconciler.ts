@@ -494,16 +494,19 @@ export class LifecycleController {
    * What the sidecar says of the current operation, or of what it observed. An operation the sidecar
    * does not know is 'unknown' when the sidecar is the one it was committed with (never started), and
    * else was held by a sidecar that lost its memory: it is started again right here when its action is
-   * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not.
+   * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not. Of what it observed,
+   * only the CR's news (epoch-news.ts).
    */
   async #sidecarView(key: string, resolved: SidecarResolution, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
     if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
     if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
     try {
       const view = await this.#askSidecar(key, resolved, stored, ctx);
-      // The epoch the CR reads events from: an observation's (the step records it), else the recorded one.
-      const reading = view.kind === 'answered' && view.observedSequence !== undefined ? view.epoch : stored?.observedEpoch;
-      if (view.kind === 'answered') this.#epochs.heard(key, reading, { epoch: view.epoch, url: resolved.url, atMs: performance.now() });
+      if (view.kind === 'answered') {
+        // The epoch the CR reads events from: an observation's (the step records it), else the recorded one.
+        const reading = view.observedSequence !== undefined ? view.epoch : stored?.observedEpoch;
+        this.#epochs.heard(key, reading, { epoch: view.epoch, url: resolved.url, atMs: performance.now() });
+      }
       return view;
     } catch (error) {
       this.#sidecars.forgetRefusedToken(resolved, error);
@@ -538,7 +541,8 @@ export class LifecycleController {
     // Another epoch counts its events from 1 again, and only some of them are this CR's news.
     const answer = { epoch: observation.epoch, url, atMs: performance.now(), epochAgeMs: observation.epochAgeMs, lastSeq: observation.lastSeq };
     const from = this.#epochs.newsAfter(key, { epoch: recorded, seq: since }, answer);
-    if (from >= since) return answered({ ...observation, events: observation.events.filter((e) => e.seq > from) }, from);
+    // The first answer holds every event after `since`, up to lastSeq: enough unless the news begins before.
+    if (from >= Math.min(since, observation.lastSeq)) return answered({ ...observation, events: observation.events.filter((e) => e.seq > from) }, from);
     const again = await client.observe({ graph, since: from });
     // Yet another epoch answered the second look (replicas behind a Service): nothing is offered this time.
     return answered(again.epoch === observation.epoch ? again : { ...observation, events: [], lastSeq: from }, from);
