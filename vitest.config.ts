@@ -16,6 +16,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+          // A property of 1,000 runs takes seconds, more on a loaded machine: speed is the benchmarks'
+          // to judge, never a test's, so the limit only catches a hang.
+          testTimeout: 60_000,
         },
       },
       {
