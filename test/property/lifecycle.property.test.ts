@@ -193,6 +193,27 @@ describe('lifecycle step promises under a misbehaving world', () => {
     );
   });
 
+  test('in either format, every condition okt writes carries the generation its write was judged at, and a condition whose status stays keeps its lastTransitionTime', () => {
+    fc.assert(
+      fc.property(worldArb, fc.constantFrom('full' as const, 'lean' as const), (world, format) => {
+        const sim = worldSim(world);
+        sim.statusFormat = format;
+        for (const [i, fault] of world.faults.entries()) {
+          const before = new Map((sim.status?.conditions ?? []).map((c) => [c.type, c]));
+          reconcileUnder(sim, fault, i);
+          const status = sim.status;
+          if (status === undefined) continue;
+          for (const c of status.conditions) {
+            expect(c.observedGeneration, `${c.type} ${c.status} ${c.reason}`).toBe(status.observedGeneration);
+            const was = before.get(c.type);
+            if (was?.status === c.status) expect(c.lastTransitionTime, c.type).toBe(was.lastTransitionTime);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   test('deletion from any node drives the application down the deletion path (default child, node after node; none from the entry node), running exactly those actions, even when the sidecar forgets on the way; paused, it waits until resumed unless nothing is left to do', () => {
     fc.assert(
       fc.property(

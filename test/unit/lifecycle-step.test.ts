@@ -266,3 +266,60 @@ describe('a self-loop child named by a collected event', () => {
     expect(conditionOf(sim, 'Ready')?.status).toBe('True');
   });
 });
+
+describe('conditions carry the generation they were judged at (kubectl wait ignores older ones)', () => {
+  /** What `kubectl wait --for=condition=TYPE` takes as met: True, and judged at the object's generation. */
+  const waitMet = (sim: LifecycleSim, type: string) => {
+    const c = conditionOf(sim, type);
+    return c?.status === 'True' && (c.observedGeneration === undefined || c.observedGeneration >= sim.generation);
+  };
+
+  for (const format of ['full', 'lean'] as const) {
+    test(`${format}: a spec edit that does not move the CR (paused on and off, retry, onLeaf) brings the node's condition to the new generation in the one write it costs, lastTransitionTime kept`, () => {
+      const sim = new LifecycleSim(databaseGraph, 'Running');
+      sim.statusFormat = format;
+      sim.settle();
+      const entered = conditionOf(sim, 'Running')!;
+      const ready = conditionOf(sim, 'Ready')!;
+      const edits = [{ paused: true }, { paused: false }, { retry: 'again' }, { onLeaf: 'Keep' as const }];
+      for (const edit of edits) {
+        const writes = sim.writes;
+        sim.setSpec(edit);
+        sim.settle();
+        expect(sim.writes, JSON.stringify(edit)).toBe(writes + 1);
+        expect(sim.status?.state).toBe('Running');
+        expect(waitMet(sim, 'Running'), JSON.stringify(edit)).toBe(true);
+        for (const c of sim.status!.conditions) expect(c.observedGeneration, `${c.type} after ${JSON.stringify(edit)}`).toBe(sim.generation);
+        expect(conditionOf(sim, 'Running')?.lastTransitionTime).toBe(entered.lastTransitionTime);
+        // Looked at again with nothing changed: no write.
+        sim.reconcile();
+        expect(sim.writes).toBe(writes + 1);
+      }
+      expect(waitMet(sim, 'Ready')).toBe(true);
+      // Ready went False under the pause and back: its time is the resume's; Running's never changed.
+      expect(conditionOf(sim, 'Ready')?.lastTransitionTime).not.toBe(ready.lastTransitionTime);
+    });
+  }
+
+  test('a stalled CR: spec.params edited while it stays stalled brings Stalled and the node condition to the new generation', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Servicing', (node) => (node === 'Servicing' ? { fail: 'pg_dump: disk full' } : { events: [] }));
+    sim.settle();
+    expect(conditionOf(sim, 'Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
+    sim.setSpec({ params: { unused: 1 } });
+    sim.settle();
+    expect(conditionOf(sim, 'Stalled')?.status).toBe('True');
+    expect(waitMet(sim, 'Stalled')).toBe(true);
+    expect(waitMet(sim, 'Servicing')).toBe(true);
+  });
+
+  test('a condition of another writer keeps its observedGeneration', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    const theirs = { type: 'example.com/Backup', status: 'True' as const, reason: 'Done', message: 'nightly', lastTransitionTime: sim.time(0), observedGeneration: 1 };
+    sim.status = { ...sim.status!, conditions: [...sim.status!.conditions, theirs] };
+    sim.setSpec({ paused: true });
+    sim.settle();
+    expect(conditionOf(sim, 'example.com/Backup')).toEqual(theirs);
+    expect(conditionOf(sim, 'Running')?.observedGeneration).toBe(2);
+  });
+});

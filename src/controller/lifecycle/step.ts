@@ -562,6 +562,19 @@ const MAX_EVENTS_PER_TRANSITION = 5;
 /** The condition reasons of a node's condition: what tells okt's node conditions from others'. */
 const NODE_CONDITION_REASONS: ReadonlySet<string> = new Set([REASONS.entered, REASONS.left]);
 
+/** The kstatus conditions okt keeps beside the node conditions. */
+const KSTATUS_CONDITION_TYPES: ReadonlySet<string> = new Set([READY, RECONCILING, STALLED]);
+
+/**
+ * `condition` as a write judged at `generation` says it: each of okt's conditions is judged anew by every
+ * step, so it carries the generation that step read (kubectl wait ignores a condition of an older one);
+ * its status and lastTransitionTime stay. Other writers' conditions keep what they said.
+ */
+function judgedAt(condition: Condition, generation: number): Condition {
+  const okts = KSTATUS_CONDITION_TYPES.has(condition.type) || NODE_CONDITION_REASONS.has(condition.reason);
+  return okts && condition.observedGeneration !== generation ? { ...condition, observedGeneration: generation } : condition;
+}
+
 function initialStatus(graph: Graph, generation: number, now: string): LifecycleStatus {
   const entry = graph.entry;
   return {
@@ -629,7 +642,7 @@ class StatusDraft {
     this.#firstSight = firstSight;
     this.#resource = resource;
     this.#generation = resource.generation;
-    this.status = { ...stored, observedGeneration: resource.generation, conditions: [...stored.conditions] };
+    this.status = { ...stored, observedGeneration: resource.generation, conditions: stored.conditions.map((c) => judgedAt(c, resource.generation)) };
     this.desired = resource.spec.desiredState;
     this.#now = now;
     this.#graph = graph;
