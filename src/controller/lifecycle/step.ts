@@ -355,7 +355,7 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
   const retryToken = resource.spec.retry;
   // Past the deadline a new run would be cancelled at once: spec.retry waits for another node.
   if (overdue === undefined && retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
-  if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
+  if (work.desired !== work.failedFor(operation) && work.desired !== current) return decideAndMove(input, work, collected);
   if (overdue !== undefined) return stallAtDeadline(work, overdue);
   const rerun = rerunForParams(input, work, operation);
   if (rerun !== undefined) return rerun;
@@ -676,6 +676,18 @@ class StatusDraft {
     if (attempts > 1) adopted.attempts = attempts;
     if (!TERMINAL_PHASES.has(seen.phase)) adopted.phase = seen.phase;
     if (!isDeepStrictEqual(adopted, operation)) this.status.operation = adopted;
+  }
+
+  /**
+   * The node wanted when `operation`'s failure was recorded (another one moves the resource on). An okt
+   * before a1de124 recorded none and held a failed resource until its spec changed: seen at the
+   * generation it was written at, it failed for the node wanted now (the deletion's leaf included),
+   * recorded here so that later edits follow today's rule. Written at an older generation, it is unknown.
+   */
+  failedFor(operation: OperationStatus): string | undefined {
+    if (operation.desired !== undefined || this.#stored.observedGeneration !== this.#generation) return operation.desired;
+    this.status.operation = { ...operation, desired: this.desired };
+    return this.desired;
   }
 
   /** The operation runs: wait for it (cancelling it, when its node allows it for `cancel`), keeping the conditions true to it. */
