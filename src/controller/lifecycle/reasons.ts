@@ -3,6 +3,8 @@
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
 export const STALLED = 'Stalled';
+/** Every condition type okt keeps besides the node conditions (a new one joins here: step() judges each anew at every write). */
+export const OKT_CONDITION_TYPES: ReadonlySet<string> = new Set([READY, RECONCILING, STALLED]);
 
 /** Why a resource is not Ready; each reason is also a CloudEvent `reason` and a condition reason. */
 export const REASONS = {

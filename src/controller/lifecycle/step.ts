@@ -13,7 +13,7 @@ import {
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../events/types.ts';
-import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
+import { OKT_CONDITION_TYPES, READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { inStatusFormat, type StatusFormat } from './status-format.ts';
 import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
 
@@ -562,16 +562,13 @@ const MAX_EVENTS_PER_TRANSITION = 5;
 /** The condition reasons of a node's condition: what tells okt's node conditions from others'. */
 const NODE_CONDITION_REASONS: ReadonlySet<string> = new Set([REASONS.entered, REASONS.left]);
 
-/** The kstatus conditions okt keeps beside the node conditions. */
-const KSTATUS_CONDITION_TYPES: ReadonlySet<string> = new Set([READY, RECONCILING, STALLED]);
-
 /**
  * `condition` as a write judged at `generation` says it: each of okt's conditions is judged anew by every
  * step, so it carries the generation that step read (kubectl wait ignores a condition of an older one);
  * its status and lastTransitionTime stay. Other writers' conditions keep what they said.
  */
 function judgedAt(condition: Condition, generation: number): Condition {
-  const okts = KSTATUS_CONDITION_TYPES.has(condition.type) || NODE_CONDITION_REASONS.has(condition.reason);
+  const okts = OKT_CONDITION_TYPES.has(condition.type) || NODE_CONDITION_REASONS.has(condition.reason);
   return okts && condition.observedGeneration !== generation ? { ...condition, observedGeneration: generation } : condition;
 }
 
