@@ -48,6 +48,10 @@ describe('a node named Ready', () => {
       Reconciling: ['False', 'DesiredStateReached'],
       Stalled: ['False', 'DesiredStateReached'],
     });
+    // A spec edit that leaves it there (a pause, on and off): kubectl answers for both again, at the new generation.
+    for (const paused of [true, false]) await api.patchNamespacedCustomObject({ ...ref, name: 'web', body: { spec: { paused } } }, mergePatch);
+    expect(await kubectlWait(`${SERVICES.plural}.${SERVICES.group}/web`, 'node.okt.dev/Ready', namespace)).toContain('condition met');
+    expect(await kubectlWait(`${SERVICES.plural}.${SERVICES.group}/web`, 'Ready', namespace)).toContain('condition met');
     // Leaving the node: its condition turns False, okt's Ready follows the new desired node.
     await api.patchNamespacedCustomObject({ ...ref, name: 'web', body: { spec: { desiredState: 'Stopping' } } }, mergePatch);
     await waitFor('web at Stopping, Ready', async () => {

@@ -5,6 +5,7 @@ import { startOperator, type LifecycleResourceRef, type RunningOperator } from '
 import { createLogger } from '../../../src/controller/index.ts';
 import type { Graph } from '../../../src/graph/index.ts';
 import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
+import type { StatusFormat } from '../../../src/kube/status-format.ts';
 import { startNoopSidecar as startNoopSidecarFor, type NoopSidecar } from '../../../sidecar/noop.ts';
 import { applyCrd, type CrdManifest } from './crd.ts';
 import { createNamespace, httpStatusOf, mergePatch } from './cluster.ts';
@@ -111,7 +112,7 @@ export interface LocalOperator {
 
 export async function startLocalOperator(
   kc: KubeConfig,
-  options: { graph: Graph; resource: LifecycleResourceRef; namespacePrefix: string; hang?: string[]; maxActiveOperations?: number },
+  options: { graph: Graph; resource: LifecycleResourceRef; namespacePrefix: string; hang?: string[]; maxActiveOperations?: number; statusFormat?: StatusFormat },
 ): Promise<LocalOperator> {
   const namespace = await createNamespace(kc, options.namespacePrefix);
   const sidecar = await startNoopSidecarFor({ graph: options.graph, ...(options.hang ? { hang: options.hang } : {}), ...(options.maxActiveOperations ? { maxActiveOperations: options.maxActiveOperations } : {}) });
@@ -119,6 +120,7 @@ export async function startLocalOperator(
     kubeConfig: kc,
     graph: options.graph,
     resource: options.resource,
+    ...(options.statusFormat === undefined ? {} : { statusFormat: options.statusFormat }),
     namespace,
     sidecar: { url: sidecar.url, token: sidecar.token },
     logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
