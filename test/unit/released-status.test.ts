@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { createLifecycleModel, step, type SeenOperation, type StepEffects } from '../../src/controller/lifecycle/step.ts';
+import { createLifecycleModel, step, type SeenOperation, type SidecarRefusal, type SidecarView, type StepEffects } from '../../src/controller/lifecycle/step.ts';
 import { parseStatus } from '../../src/controller/lifecycle/parse-status.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import type { LifecycleSpec, LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
@@ -38,12 +38,13 @@ class Stored {
     this.generation += 1;
   }
 
-  /** One look; the sidecar reports `operation` for the running one. */
-  look(operation?: SeenOperation): StepEffects {
+  /** One look; the sidecar reports `operation` for the running one (or is refused, `refused`). */
+  look(operation?: SeenOperation, refused?: SidecarRefusal): StepEffects {
+    const answered: SidecarView = { kind: 'answered', epoch: 'epoch-1', observedEvents: [], observedSequence: 0, ...(operation === undefined ? {} : { operation }) };
     const effects = step({
       model,
       resource: { uid: 'uid-1', generation: this.generation, deleting: false, spec: this.spec, status: this.status },
-      sidecar: { kind: 'answered', epoch: 'epoch-1', observedEvents: [], observedSequence: 0, ...(operation === undefined ? {} : { operation }) },
+      sidecar: refused === undefined ? answered : { kind: 'refused', ...refused },
       delivered: this.status.sequence,
       now: new Date(Date.UTC(2026, 0, 2, 0, 0, this.clock++)).toISOString(),
       outboxLimit: 64,
@@ -97,6 +98,14 @@ describe.each(released)('%s', (_file, fixture) => {
     }
     expect([cr.status.state, cr.status.transition]).toEqual([state, transition]);
     expect(cr.condition('Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
+
+    // First seen while its sidecar is refused, then mended by a spec edit: still stalled on the failure.
+    const refusedFirst = new Stored(stored, fixture.format);
+    refusedFirst.look(undefined, { reason: 'SidecarNotAllowed', message: 'not allowed' });
+    refusedFirst.edit({ sidecar: { url: 'http://sidecar.example:8080' } });
+    expect(refusedFirst.look().startOperation).toBeUndefined();
+    expect([refusedFirst.status.state, refusedFirst.status.transition]).toEqual([state, transition]);
+    expect(refusedFirst.condition('Stalled')).toMatchObject({ status: 'True', reason: 'ActionFailed' });
 
     const retried = new Stored(stored, fixture.format);
     retried.look();

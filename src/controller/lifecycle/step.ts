@@ -211,6 +211,7 @@ function stepUntimed(given: StepInput): StepEffects {
   work.onRevision = migration.kind === 'current';
   const desired = resolveDesired(graph, resource.spec.desiredState);
   work.desired = resource.deleting ? deletionEnd(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
+  work.recordFailureDesired();
   const abandon = abandonment(input);
   if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
   const sidecar = input.sidecar;
@@ -355,7 +356,7 @@ function failed(input: StepInput, work: StatusDraft, operation: OperationStatus,
   const retryToken = resource.spec.retry;
   // Past the deadline a new run would be cancelled at once: spec.retry waits for another node.
   if (overdue === undefined && retryToken !== undefined && retryToken !== operation.retry) return work.retry(operation, input, `spec.retry changed to "${retryToken}"`);
-  if (work.desired !== work.failedFor(operation) && work.desired !== current) return decideAndMove(input, work, collected);
+  if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
   if (overdue !== undefined) return stallAtDeadline(work, overdue);
   const rerun = rerunForParams(input, work, operation);
   if (rerun !== undefined) return rerun;
@@ -676,15 +677,15 @@ class StatusDraft {
   }
 
   /**
-   * The node wanted when `operation`'s failure was recorded (another one moves the resource on). An okt
-   * before a1de124 recorded none and held a failed resource until its spec changed: seen at the
-   * generation it was written at, it failed for the node wanted now (the deletion's leaf included),
-   * recorded here so that later edits follow today's rule. Written at an older generation, it is unknown.
+   * An okt before a1de124 recorded a failure without the node wanted then (another one moves the
+   * resource on) and held the resource until its spec changed: seen at the generation it was written
+   * at, it failed for the node wanted now (the deletion's end included), recorded so that today's rule
+   * applies from here on. Written at an older generation, the node is unknown.
    */
-  failedFor(operation: OperationStatus): string | undefined {
-    if (operation.desired !== undefined || this.#stored.observedGeneration !== this.#generation) return operation.desired;
-    this.status.operation = { ...operation, desired: this.desired };
-    return this.desired;
+  recordFailureDesired(): void {
+    const operation = this.status.operation;
+    if (operation === undefined || operation.phase === 'Succeeded' || !TERMINAL_PHASES.has(operation.phase) || operation.desired !== undefined) return;
+    if (this.#stored.observedGeneration === this.#generation) this.status.operation = { ...operation, desired: this.desired };
   }
 
   /** The operation runs: wait for it (cancelling it, when its node allows it for `cancel`), keeping the conditions true to it. */
