@@ -312,6 +312,22 @@ describe('conditions carry the generation they were judged at (kubectl wait igno
     expect(waitMet(sim, 'Servicing')).toBe(true);
   });
 
+  test('a node condition an earlier okt left at an older generation is brought up to date in one write, then left alone', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.setSpec({ paused: true });
+    sim.settle();
+    sim.setSpec({ paused: false });
+    sim.settle();
+    // As an earlier okt left it: the node's condition at the generation that entered the node.
+    sim.status = { ...sim.status!, conditions: sim.status!.conditions.map((c) => (c.type === 'Running' ? { ...c, observedGeneration: 1 } : c)) };
+    const writes = sim.writes;
+    sim.reconcile();
+    sim.reconcile();
+    expect(sim.writes).toBe(writes + 1);
+    expect(conditionOf(sim, 'Running')?.observedGeneration).toBe(3);
+  });
+
   test('a condition of another writer keeps its observedGeneration', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.settle();
