@@ -12,6 +12,7 @@ export const LIFECYCLE_EVENT_TYPES = {
   converged: 'dev.okt.lifecycle.converged.v1',
   stalled: 'dev.okt.lifecycle.stalled.v1',
   migrated: 'dev.okt.lifecycle.migrated.v1',
+  braked: 'dev.okt.lifecycle.braked.v1',
 } as const;
 
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[keyof typeof LIFECYCLE_EVENT_TYPES];
@@ -55,8 +56,10 @@ export const lifecycleEventDataSchema = z
       })
       .optional()
       .describe('On migrated events: from which revision and node to which.'),
-    reason: z.string().optional().describe('Why, on converged, stalled and migrated events, and on a transition a deadline took (DeadlineExceeded): a condition reason.'),
-    message: z.string().optional().describe('A human explanation, on stalled events and on a transition a deadline took.'),
+    reason: z.string().optional().describe('Why, on converged, stalled, migrated and braked events, and on a transition a deadline took (DeadlineExceeded): a condition reason.'),
+    message: z.string().optional().describe('A human explanation, on stalled and braked events and on a transition a deadline took.'),
+    cycle: z.array(nodeName).optional().describe('On braked events: the cycle the resource turned, as entered (its first node is its last).'),
+    turns: z.number().int().positive().optional().describe('On braked events: the turns of a cycle since the last spec edit (transitions into a node on its path).'),
   })
   .describe('The data of an okt lifecycle CloudEvent (types dev.okt.lifecycle.*.v1).');
 

@@ -15,15 +15,21 @@ export const RESERVED_NAMES: readonly string[] = [DEFAULT_STATE];
 /** The kstatus conditions okt writes itself (kubectl, Flux and Argo read them): a node of the same name gets a prefixed condition. */
 export const KSTATUS_CONDITION_TYPES: readonly string[] = ['Ready', 'Reconciling', 'Stalled'];
 
+/** The condition okt writes while its cycle brake holds a CR (docs/operator.md#the-cycle-brake). */
+export const CYCLE_BRAKE_CONDITION = 'CycleBrake';
+
+/** Every condition type okt writes besides the node conditions. */
+export const OKT_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION];
+
 /** Where a node's condition goes when its name is one of okt's own condition types. */
 export const NODE_CONDITION_PREFIX = 'node.okt.dev/';
 
 /**
- * The condition type that mirrors a node: its name, except for a node named as one of okt's kstatus
+ * The condition type that mirrors a node: its name, except for a node named as one of okt's own
  * conditions (`Ready` -> `node.okt.dev/Ready`), so that any condition-type name can be a node name.
  */
 export function nodeConditionType(node: string): string {
-  return KSTATUS_CONDITION_TYPES.includes(node) ? `${NODE_CONDITION_PREFIX}${node}` : node;
+  return OKT_CONDITION_TYPES.includes(node) ? `${NODE_CONDITION_PREFIX}${node}` : node;
 }
 
 /** Why `name` is not a valid Kubernetes condition type, or undefined when it is one. */

@@ -68,6 +68,8 @@ export const operationStatusSchema = z.object({
   params: z.record(z.string(), z.unknown()).optional(),
   /** `retries` of the first run under these parameters (a run for changed parameters): the retry policy counts runs from there. */
   paramsSince: z.number().int().positive().optional(),
+  /** The cycle brake holds its start until then (absent: it starts when committed). */
+  notBefore: z.iso.datetime().optional(),
 });
 export type OperationStatus = z.infer<typeof operationStatusSchema>;
 
@@ -110,6 +112,19 @@ export const emittedEventsSchema = z.object({
 });
 export type EmittedEvents = z.infer<typeof emittedEventsSchema>;
 
+/** The cycle brake (docs/operator.md#the-cycle-brake): absent, as in a status of an earlier okt, it has not turned since the last spec edit. */
+export const cycleBrakeStatusSchema = z.object({
+  /** The spec generation the turns are counted at: another one releases the brake. */
+  generation: z.number().int().nonnegative(),
+  /** Transitions into a node on the path (turns of a cycle) at that generation. */
+  turns: z.number().int().positive(),
+  /** When the last turn's action could start: the next turn waits its hold after it. */
+  at: z.iso.datetime(),
+  /** How many of the turns the brake held. */
+  held: z.number().int().positive().optional(),
+});
+export type CycleBrakeStatus = z.infer<typeof cycleBrakeStatusSchema>;
+
 export const lifecycleStatusSchema = z.object({
   state: z.string().min(1),
   /** The revision of the graph the resource is on: written with every status write. */
@@ -129,6 +144,7 @@ export const lifecycleStatusSchema = z.object({
   observedSequence: z.number().int().nonnegative().optional(),
   /** The sidecar epoch observedSequence counts in: another epoch restarts the count. */
   observedEpoch: z.string().optional(),
+  cycleBrake: cycleBrakeStatusSchema.optional(),
   conditions: z.array(conditionSchema),
 });
 export type LifecycleStatus = z.infer<typeof lifecycleStatusSchema>;

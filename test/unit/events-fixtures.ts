@@ -1,10 +1,13 @@
 // Real outbox entries for the events tests: the lead's pure lifecycle step driven through the database
-// graph (Start -> Running -> Servicing (fails) -> Running -> Stopping -> End), every event type included.
+// graph (Start -> Running -> Servicing (fails) -> Running -> Stopping -> End), every event type included
+// (the braked one from a graph whose action drives it round a cycle).
 import { databaseGraph } from '../../graphs/database.ts';
 import { loadGraph } from '../../src/graph/index.ts';
 import type { EmittedResource } from '../../src/events/index.ts';
 import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { provisioningLoopGraph, provisioningLoopOutcomes } from '../fixtures/cycle-graphs.ts';
+import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 
 export function resourceFor(name: string, uid = `uid-${name}`): EmittedResource {
   return {
@@ -34,7 +37,19 @@ export function simulatedOutbox(): OutboxEntry[] {
   sim.upgrade(loadGraph({ ...databaseGraph.toData(), nodes: databaseGraph.toData().nodes.map((n) => (n.name === 'Stopping' ? { ...n, cancellable: true } : n)) }));
   sim.setDesired('End');
   run(8);
-  return [...seen.values()].sort((a, b) => a.sequence - b.sequence);
+  const entries = [...seen.values()].sort((a, b) => a.sequence - b.sequence);
+  return [...entries, { ...brakedEntry(), sequence: entries.length + 1 }];
+}
+
+/** The braked event of a CR its action drives round a cycle (another graph's: the database graph has no such loop). */
+function brakedEntry(): OutboxEntry {
+  const sim = new LifecycleSim(provisioningLoopGraph, 'Running', provisioningLoopOutcomes);
+  for (let i = 0; i < 20; i += 1) {
+    sim.reconcile();
+    const braked = sim.events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.braked);
+    if (braked !== undefined) return braked;
+  }
+  throw new Error('the loop was not braked');
 }
 
 /** `count` synthetic transition entries 1..count (for volume tests where the content does not matter). */

@@ -38,4 +38,6 @@ export const REASONS = {
   invalidParams: 'InvalidParams',
   /** The reason of an action started again because its node's parameters changed (onParamsChange: Rerun). */
   paramsChanged: 'ParamsChanged',
+  /** The cycle brake holds the action of a node the CR re-entered without a spec edit (condition CycleBrake). */
+  cycleBraked: 'CycleBraked',
 } as const;

@@ -16,6 +16,7 @@ import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType
 import { OKT_CONDITION_TYPES, READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { inStatusFormat, type StatusFormat } from './status-format.ts';
 import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
+import { brakeMessage, CYCLE_BRAKE, cycleTurn, heldForMs, releasedBrake } from './cycle-brake.ts';
 
 export { READY, REASONS, RECONCILING, STALLED };
 
@@ -557,7 +558,7 @@ function migrateInto(input: StepInput, work: StatusDraft, migration: Extract<Mig
   return work.transition(into, [], input);
 }
 
-/** A transition commits at most: action succeeded/failed, migrated, transition, action started, converged. */
+/** A transition commits at most: action succeeded/failed, migrated, transition, action started, converged (or braked). */
 const MAX_EVENTS_PER_TRANSITION = 5;
 
 /** The condition reasons of a node's condition: what tells okt's node conditions from others'. */
@@ -640,7 +641,7 @@ class StatusDraft {
     this.#firstSight = firstSight;
     this.#resource = resource;
     this.#generation = resource.generation;
-    this.status = { ...stored, observedGeneration: resource.generation, conditions: stored.conditions.map((c) => judgedAt(c, resource.generation)) };
+    this.status = releasedBrake({ ...stored, observedGeneration: resource.generation, conditions: stored.conditions.map((c) => judgedAt(c, resource.generation)) }, resource.generation, now);
     this.desired = resource.spec.desiredState;
     this.#now = now;
     this.#graph = graph;
@@ -717,6 +718,8 @@ class StatusDraft {
   startCommitted(operation: OperationStatus, epoch: string, refusal: StartRefusal | undefined): StepEffects {
     // The parameters it was committed with: the same id with others would be another operation.
     const start = startOf(operation, operation.epoch ?? epoch);
+    const held = heldForMs(operation, this.#now);
+    if (held > 0) return { ...this.writeIfChanged(), requeueAfterMs: held };
     if (refusal === undefined || refusal.operation !== operation.id) return { ...this.writeIfChanged(), startOperation: start, poll: true };
     const effects = refusal.stall ? this.stall(refusal.reason, refusal.message) : this.waiting(refusal.reason, refusal.message);
     return { ...effects, startOperation: start, requeueAfterMs: refusal.retryAfterMs };
@@ -853,6 +856,9 @@ class StatusDraft {
     const s = this.status;
     const from = s.state;
     const desired = this.desired;
+    // A deadline's timer turns at its own pace, and a migration (no events) is none of the CR's doing.
+    const turn = cause === undefined && events.length > 0 ? cycleTurn(s, next, this.#generation, this.#now) : undefined;
+    if (turn !== undefined) s.cycleBrake = turn.brake;
     s.transition += 1;
     s.state = next;
     s.path = appendToPath(s.path, next, STATUS_PATH_LIMIT);
@@ -873,6 +879,12 @@ class StatusDraft {
       const params = this.#paramsOf(next, input);
       if (params !== undefined) s.operation.params = params;
       this.#emit(LIFECYCLE_EVENT_TYPES.actionStarted, next, { ...data, operation: operationSummary(s.operation) });
+      if (turn !== undefined && turn.holdMs > 0) {
+        s.operation.notBefore = turn.brake.at;
+        const message = brakeMessage(turn, next);
+        this.#set(CYCLE_BRAKE, 'True', REASONS.cycleBraked, message);
+        if (turn.engages) this.#emit(LIFECYCLE_EVENT_TYPES.braked, next, { ...data, reason: REASONS.cycleBraked, message, cycle: [...turn.cycle], turns: turn.brake.turns });
+      }
     } else {
       delete s.operation;
     }
@@ -884,8 +896,10 @@ class StatusDraft {
     }
     const reason = next === desired ? REASONS.actionRunning : REASONS.progressing;
     this.#readiness(false, reason, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
-    if (s.operation !== undefined) return { status: this.#pruned(), startOperation: startOf(s.operation, s.operation.epoch ?? ''), poll: true };
-    return { status: this.#pruned(), again: true };
+    if (s.operation === undefined) return { status: this.#pruned(), again: true };
+    const held = heldForMs(s.operation, this.#now);
+    if (held > 0) return { status: this.#pruned(), requeueAfterMs: held };
+    return { status: this.#pruned(), startOperation: startOf(s.operation, s.operation.epoch ?? ''), poll: true };
   }
 
   /** At the desired node with its action succeeded (or none): Ready. `last`: a leaf, or the end of the deletion path. */
