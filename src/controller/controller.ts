@@ -1,4 +1,4 @@
-import { objectKey, permissionProblem, type KubeObject } from '../kube/transport/index.ts';
+import { isConflict, objectKey, permissionProblem, type KubeObject } from '../kube/transport/index.ts';
 import type { Informer } from './informer.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
@@ -134,7 +134,12 @@ export class Controller {
     } catch (err) {
       outcome = 'error';
       this.queue.addRateLimited(key);
-      log.error({ err, retries: this.queue.numRequeues(key), durationMs: round(performance.now() - started) }, permissionProblem(err) ?? 'reconcile failed');
+      const retries = this.queue.numRequeues(key);
+      const durationMs = round(performance.now() - started);
+      // Another writer (or this controller's own earlier write) changed the object since it was read:
+      // an expected retry under optimistic concurrency, worth one line, not an error with its stack.
+      if (isConflict(err)) log.info({ retries, durationMs }, `write conflict, looked at again: ${err.message}`);
+      else log.error({ err, retries, durationMs }, permissionProblem(err) ?? 'reconcile failed');
     } finally {
       this.#metrics?.reconcileTotal.labels(this.name, outcome).inc();
       this.#metrics?.reconcileDuration.labels(this.name).observe((performance.now() - started) / 1000);

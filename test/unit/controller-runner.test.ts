@@ -7,7 +7,7 @@ import {
   Controller, ExponentialFailureRateLimiter, Informer, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
-import { KubeTransport } from '../../src/kube/transport/index.ts';
+import { KubeApiError, KubeTransport } from '../../src/kube/transport/index.ts';
 import type { ReconcileResult } from '../../src/controller/controller.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -94,6 +94,30 @@ describe('Controller', () => {
     expect(reconcileLines).toHaveLength(6);
     for (const line of reconcileLines) expect(line).toMatchObject({ key: 'ns/flaky', controller: 'flaky' });
     expect(lines.find((line) => line.msg === 'reconcile failed')).toMatchObject({ level: 'error', err: { message: 'boom 1' } });
+  });
+
+  it('a write conflict (409) is an expected retry: one info line without a stack, and the key is looked at again', async () => {
+    const { lines, logger } = captureLogs();
+    let calls = 0;
+    const done = deferred();
+    const controller = new Controller({
+      name: 'racy', logger, queue: new WorkQueue({ rateLimiter: new ExponentialFailureRateLimiter(1, 10) }),
+      reconcile: async () => {
+        calls += 1;
+        if (calls === 1) throw new KubeApiError({ statusCode: 409, method: 'PUT', path: '/apis/okt.dev/v1alpha1/namespaces/ns/databases/db/status', status: { kind: 'Status', reason: 'Conflict', message: 'the object has been modified; please apply your changes to the latest version and try again' } });
+        done.resolve();
+      },
+    });
+    controller.start();
+    controller.enqueue('ns/db');
+    await done.promise;
+    await controller.stop();
+    const conflict = lines.filter((line) => String(line.msg).includes('conflict'));
+    expect(conflict).toHaveLength(1);
+    expect(conflict[0]).toMatchObject({ level: 'info', key: 'ns/db', retries: 1 });
+    expect(conflict[0]!.msg).toBe('write conflict, looked at again: PUT /apis/okt.dev/v1alpha1/namespaces/ns/databases/db/status: 409 Conflict: the object has been modified; please apply your changes to the latest version and try again');
+    expect(conflict[0]).not.toHaveProperty('err');
+    expect(lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 
   it('reconciles again after requeueAfter', async () => {
