@@ -834,7 +834,7 @@ class StatusDraft {
    */
   cannotCommit(input: StepInput, actionOf: string | undefined, goal: string): StepEffects | undefined {
     if (this.pendingEvents() + MAX_EVENTS_PER_TRANSITION > input.outboxLimit) {
-      const message = `${input.outboxLimit} events wait in the outbox for the sink: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
+      const message = `${this.pendingEvents()} events wait in the outbox for the sink, which holds ${input.outboxLimit}: transitions wait too${input.deliveryProblem ? ` (${input.deliveryProblem})` : ''}`;
       return { ...this.waiting(REASONS.backpressure, message), poll: true, awaitingDelivery: true };
     }
     if (actionOf === undefined) return undefined;
