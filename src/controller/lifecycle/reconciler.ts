@@ -426,7 +426,10 @@ export class LifecycleController {
       }
     }
     if (effects.cancelOperation !== undefined && client !== undefined) this.#cancel(key, client, effects.cancelOperation, ctx);
-    const running = start?.id ?? (effects.poll ? stored?.operation?.id : undefined);
+    // A poll long-polls the operation the CR now holds only while it runs: that of one which ended
+    // answers at once, and would wake the CR again at once (a CR waiting for its events, say).
+    const held = effects.status !== undefined && 'state' in effects.status ? effects.status.operation : stored?.operation;
+    const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
     if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
     if (effects.finish === 'removeFinalizer') {
       const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== LIFECYCLE_FINALIZER);
