@@ -2,7 +2,7 @@
 // `okt graph diff OLD NEW`: what a new revision changes; `okt graph check NEW --against-cluster`: what it
 // would do to the resources of a cluster.
 import { Command, Option } from '#vendor/commander';
-import { DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
+import { actionDrivenCycles, DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
 import { renderPath, toXStateSource } from '../machine/index.ts';
 import { addCrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction, type ExitCode } from './errors.ts';
@@ -22,13 +22,14 @@ export function graphCommand(): Command {
 
   graph
     .command('validate')
-    .description('Check a graph: prints OK and its size, or every problem (exit 1)')
+    .description('Check a graph: prints OK and its size, or every problem (exit 1); warns (stderr) about cycles its actions can drive')
     .argument('<file>', 'graph module (.ts/.js) or data (.json/.yaml)')
     .addOption(exportOption())
     .action(
       runAction('graph validate', async (file: string, options: { export?: string }) => {
         const loaded = await loadGraphFile(file, { exportName: options.export, invalidGraphCode: EXIT.failed });
         process.stdout.write(`${describeValid(loaded)}\n`);
+        for (const warning of cycleWarnings(loaded.graph)) process.stderr.write(`warning: ${warning}\n`);
       }),
     );
 
@@ -122,6 +123,14 @@ export function describeValid({ graph, file, exportName }: LoadedGraph): string 
   const count = graph.nodeNames.length === 1 ? '1 node' : `${graph.nodeNames.length} nodes`;
   const earlier = graph.previous.length === 0 ? '' : `, serves earlier revisions ${graph.previous.map((g) => g.revision).join(', ')}`;
   return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}, revision ${graph.revision}${earlier}`;
+}
+
+/** One line per group of cycles the graph's actions' events can drive with no spec edit. */
+export function cycleWarnings(graph: Graph): string[] {
+  return actionDrivenCycles(graph).map(({ nodes, example }) => {
+    const others = nodes.length > example.length - 1 ? ` (and other cycles through ${nodes.join(', ')})` : '';
+    return `graph "${graph.name}": its actions' events can drive the cycle ${example.join(' > ')}${others} with no spec edit; the operator brakes a resource that turns it fast (docs/operator.md#the-cycle-brake)`;
+  });
 }
 
 export function renderGraph(graph: Graph, format: RenderFormat): string {

@@ -6,6 +6,8 @@ export type { JsonSchema, ParamsChangePolicy, ParamsCheck, ParamsProblem } from 
 export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, OKT_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
 export { fateOf, strandedReason } from './migrations.ts';
 export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSource } from './migrations.ts';
+export { actionDrivenCycles } from './cycles.ts';
+export type { ActionCycle } from './cycles.ts';
 export { diffGraphs } from './diff.ts';
 export type { GraphDiff, NodeChange, RemovedNodeChange, NodeListChange, ValueChange } from './diff.ts';
 export { GraphDefinitionError } from './problems.ts';

@@ -26,6 +26,13 @@ describe.concurrent('okt graph', { timeout: 60_000 }, () => {
     noStack(bad.stderr);
   });
 
+  it('validate: a graph whose actions can drive a cycle is valid (0, OK) with one warning line on stderr', async () => {
+    const looping = await okt(['graph', 'validate', 'test/fixtures/cycle-graphs.ts', '--export', 'provisioningLoopGraph']);
+    expect(looping.code).toBe(0);
+    expect(looping.stdout).toMatch(/^OK: graph "provisioning" /);
+    expect(looping.stderr).toBe('warning: graph "provisioning": its actions\' events can drive the cycle Provisioning > Failed > Provisioning with no spec edit; the operator brakes a resource that turns it fast (docs/operator.md#the-cycle-brake)\n');
+  });
+
   it('simulate: 0 when the desired node is reached, 1 when it cannot be, 2 for an unknown node', async () => {
     const reached = await okt(['graph', 'simulate', 'graphs/database.ts', '--desired', 'Servicing']);
     expect(reached.code).toBe(0);
