@@ -32,7 +32,7 @@ let sink: Server;
 /** The CloudEvent types the sink received, in order. */
 const received: string[] = [];
 /** The operator's log lines. */
-const logLines: { level: string; msg: string; err?: unknown }[] = [];
+const logLines: { level: string; msg: string }[] = [];
 let operator: RunningOperator;
 
 beforeAll(async () => {
@@ -124,6 +124,7 @@ test('a graph whose action raises a cycle is braked: few transitions, a conditio
   await waitForObject(objects, namespace, 'loop', 'braked again', (obj) => conditionOf(obj, 'CycleBrake')?.observedGeneration === 2);
   await waitForObject(objects, namespace, 'loop', 'its events delivered', () => received.filter((type) => type === 'dev.okt.lifecycle.braked.v1').length === 2);
 
-  // Write conflicts (the CR changes while a step writes) are no errors.
+  // The operator's log says it once per engagement; write conflicts (the CR changes while a step writes) are no errors.
+  expect(logLines.filter((line) => line.msg.startsWith('cycle brake engaged: the cycle '))).toHaveLength(2);
   expect(logLines.filter((line) => line.level === 'error')).toEqual([]);
 }, 60_000);

@@ -121,3 +121,18 @@ test('the documented bound: 10 turns in a minute', () => {
   expect(maxTurnsWithin(60_000)).toBe(10);
   expect(maxTurnsWithin(0)).toBe(FREE_TURNS + 1);
 });
+
+test('a status without status.cycleBrake (an earlier okt\'s) has no brake: its path\'s turns count from the next one', () => {
+  const sim = new LifecycleSim(provisioningLoopGraph, 'Running', provisioningLoopOutcomes);
+  sim.tick = 0.01;
+  sim.generation = 3;
+  // Twenty turns round the loop, as an okt without the brake left them: no brake state, no hold.
+  const path = ['Start', ...Array.from({ length: 10 }, () => ['Provisioning', 'Failed']).flat(), 'Provisioning'];
+  run(sim, 1);
+  const { cycleBrake: _none, ...earlier } = sim.status!;
+  sim.status = { ...earlier, path, transition: path.length - 1, state: 'Provisioning' };
+  const before = sim.status.transition;
+  run(sim, 20);
+  expect(sim.status.transition - before).toBeGreaterThanOrEqual(FREE_TURNS);
+  expect(sim.status.cycleBrake).toMatchObject({ generation: 3, held: 1 });
+});

@@ -25,6 +25,7 @@ import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { EpochMemory } from './epoch-news.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
+import { CYCLE_BRAKE } from './cycle-brake.ts';
 import {
   ABANDON_ANNOTATION,
   createLifecycleModel,
@@ -658,6 +659,9 @@ export class LifecycleController {
     const stayed = secondsBetween(entered, last.time);
     if (stayed !== undefined) metrics?.nodeSeconds.labels(graph, last.from).observe(stayed);
     ctx.log.info({ from: last.from, to: last.to, events: last.events, transition: next.transition }, 'transition');
+    const brake = next.conditions.find((c) => c.type === CYCLE_BRAKE);
+    const wasBraked = stored?.conditions.some((c) => c.type === CYCLE_BRAKE) === true;
+    if (brake !== undefined && !wasBraked) ctx.log.warn({ reason: brake.reason }, `cycle brake engaged: ${brake.message}`);
   }
 
   #eventResource(key: string, obj: LifecycleObject, spec: LifecycleSpec): EventResource {
