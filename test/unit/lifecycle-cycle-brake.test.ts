@@ -136,3 +136,13 @@ test('a status without status.cycleBrake (an earlier okt\'s) has no brake: its p
   expect(sim.status.transition - before).toBeGreaterThanOrEqual(FREE_TURNS);
   expect(sim.status.cycleBrake).toMatchObject({ generation: 3, held: 1 });
 });
+
+test('a cycle through the entry node (no action to hold) is braked at its next node, with one CloudEvent', () => {
+  const graph = defineGraph({ name: 'restart', entry: 'Start', nodes: { Start: { children: ['Booting'] }, Booting: { triggers: ['Start'], children: ['Up'] }, Up: { children: ['End'] }, End: {} } });
+  const sim = new LifecycleSim(graph, 'Up', (node) => (node === 'Booting' ? { events: ['Start'] } : { events: [] }));
+  sim.tick = 0.01;
+  const events = run(sim, 6_000); // 60 s
+  expect(sim.status!.transition).toBeLessThanOrEqual(2 * maxTurnsWithin(60_000) + graph.nodeNames.length);
+  expect(events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)).toHaveLength(1);
+  expect(events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)?.subject).toBe('Booting');
+});

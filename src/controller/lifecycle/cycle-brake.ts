@@ -49,15 +49,16 @@ export interface CycleTurn {
  * Whether entering `next` turns a cycle, and how the brake stands then. Only transitions taken on
  * events count (a deadline's timer turns at its own pace; a migration is none of the CR's doing).
  * A turn waits its hold after the turn before it, so a cycle that turns slower than that never waits.
+ * Only an action can wait (`hasAction`): a turn into the entry node is counted and timed, not held.
  */
-export function cycleTurn(status: LifecycleStatus, next: string, generation: number, now: string): CycleTurn | undefined {
+export function cycleTurn(status: LifecycleStatus, next: string, hasAction: boolean, generation: number, now: string): CycleTurn | undefined {
   const at = status.path.lastIndexOf(next);
   if (at === -1) return undefined;
   const prior = activeBrake(status, generation, now);
   const turns = (prior?.turns ?? 0) + 1;
   const nowMs = Date.parse(now);
   const startsAt = prior === undefined ? nowMs : Math.max(nowMs, Date.parse(prior.at) + turnHoldMs(turns));
-  const holdMs = startsAt - nowMs;
+  const holdMs = hasAction ? startsAt - nowMs : 0;
   const held = (prior?.held ?? 0) + (holdMs > 0 ? 1 : 0);
   const brake: CycleBrakeStatus = { generation, turns, at: new Date(startsAt).toISOString() };
   if (held > 0) brake.held = held;

@@ -856,8 +856,9 @@ class StatusDraft {
     const s = this.status;
     const from = s.state;
     const desired = this.desired;
+    const hasAction = model.graph.node(next).hasAction;
     // A deadline's timer turns at its own pace, and a migration (no events) is none of the CR's doing.
-    const turn = cause === undefined && events.length > 0 ? cycleTurn(s, next, this.#generation, this.#now) : undefined;
+    const turn = cause === undefined && events.length > 0 ? cycleTurn(s, next, hasAction, this.#generation, this.#now) : undefined;
     if (turn !== undefined) s.cycleBrake = turn.brake;
     s.transition += 1;
     s.state = next;
@@ -871,7 +872,6 @@ class StatusDraft {
     this.#set(nodeConditionType(next), 'True', REASONS.entered, `entered from ${from} at transition ${s.transition}${why}`);
     const data = this.#data(from, next, events);
     this.#emit(LIFECYCLE_EVENT_TYPES.transition, next, cause === undefined ? data : { ...data, ...cause });
-    const hasAction = model.graph.node(next).hasAction;
     if (hasAction) {
       const epoch = (input.sidecar as Extract<SidecarView, { kind: 'answered' }>).epoch;
       s.operation = { id: operationId(input.resource.uid, s.transition), node: next, phase: 'Pending', startedAt: this.#now, epoch, desiredAtStart: desired };
