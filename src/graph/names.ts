@@ -15,7 +15,7 @@ export const RESERVED_NAMES: readonly string[] = [DEFAULT_STATE];
 /** The kstatus conditions okt writes itself (kubectl, Flux and Argo read them): a node of the same name gets a prefixed condition. */
 export const KSTATUS_CONDITION_TYPES: readonly string[] = ['Ready', 'Reconciling', 'Stalled'];
 
-/** The condition okt writes while its cycle brake holds a CR (docs/operator.md#the-cycle-brake). */
+/** The condition okt writes while its cycle brake holds a CR: which cycle, how often it turned, when its action starts (docs/operator.md#the-cycle-brake). */
 export const CYCLE_BRAKE_CONDITION = 'CycleBrake';
 
 /** Every condition type okt writes besides the node conditions. */

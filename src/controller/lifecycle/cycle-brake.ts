@@ -5,8 +5,8 @@
 import { CYCLE_BRAKE_CONDITION } from '../../graph/index.ts';
 import type { CycleBrakeStatus, LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
 
-/** The condition that says a CR is braked: which cycle, how often it turned, when its action starts. */
-export const CYCLE_BRAKE = CYCLE_BRAKE_CONDITION;
+export { CYCLE_BRAKE_CONDITION };
+
 /** Turns a CR takes at full speed after a spec edit: a failed action's recovery loop may run twice. */
 export const FREE_TURNS = 4;
 /** The hold of the first braked turn; each further turn doubles it, up to MAX_HOLD_MS. */
@@ -87,7 +87,7 @@ function activeBrake(status: LifecycleStatus, generation: number, now: string): 
 export function releasedBrake(status: LifecycleStatus, generation: number, now: string): LifecycleStatus {
   if (status.cycleBrake === undefined || activeBrake(status, generation, now) !== undefined) return status;
   const { cycleBrake: _released, ...released } = status;
-  released.conditions = status.conditions.filter((c) => c.type !== CYCLE_BRAKE);
+  released.conditions = status.conditions.filter((c) => c.type !== CYCLE_BRAKE_CONDITION);
   if (status.operation?.notBefore !== undefined) {
     const { notBefore: _notBefore, ...operation } = status.operation;
     released.operation = operation;

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
-import type { Graph } from '../../graph/index.ts';
+import { CYCLE_BRAKE_CONDITION, type Graph } from '../../graph/index.ts';
 import { contextOf, traceparentOf } from '../../events/index.ts';
 import {
   LIFECYCLE_FINALIZER,
@@ -25,7 +25,6 @@ import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
 import { EpochMemory } from './epoch-news.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
-import { CYCLE_BRAKE } from './cycle-brake.ts';
 import {
   ABANDON_ANNOTATION,
   createLifecycleModel,
@@ -659,8 +658,8 @@ export class LifecycleController {
     const stayed = secondsBetween(entered, last.time);
     if (stayed !== undefined) metrics?.nodeSeconds.labels(graph, last.from).observe(stayed);
     ctx.log.info({ from: last.from, to: last.to, events: last.events, transition: next.transition }, 'transition');
-    const brake = next.conditions.find((c) => c.type === CYCLE_BRAKE);
-    const wasBraked = stored?.conditions.some((c) => c.type === CYCLE_BRAKE) === true;
+    const brake = next.conditions.find((c) => c.type === CYCLE_BRAKE_CONDITION);
+    const wasBraked = stored?.conditions.some((c) => c.type === CYCLE_BRAKE_CONDITION) === true;
     if (brake !== undefined && !wasBraked) ctx.log.warn({ reason: brake.reason }, `cycle brake engaged: ${brake.message}`);
   }
 

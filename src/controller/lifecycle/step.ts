@@ -16,7 +16,7 @@ import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType
 import { OKT_CONDITION_TYPES, READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { inStatusFormat, type StatusFormat } from './status-format.ts';
 import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
-import { brakeMessage, CYCLE_BRAKE, cycleTurn, heldForMs, releasedBrake } from './cycle-brake.ts';
+import { brakeMessage, CYCLE_BRAKE_CONDITION, cycleTurn, heldForMs, releasedBrake } from './cycle-brake.ts';
 
 export { READY, REASONS, RECONCILING, STALLED };
 
@@ -882,7 +882,7 @@ class StatusDraft {
       if (turn !== undefined && turn.holdMs > 0) {
         s.operation.notBefore = turn.brake.at;
         const message = brakeMessage(turn, next);
-        this.#set(CYCLE_BRAKE, 'True', REASONS.cycleBraked, message);
+        this.#set(CYCLE_BRAKE_CONDITION, 'True', REASONS.cycleBraked, message);
         if (turn.engages) this.#emit(LIFECYCLE_EVENT_TYPES.braked, next, { ...data, reason: REASONS.cycleBraked, message, cycle: [...turn.cycle], turns: turn.brake.turns });
       }
     } else {
