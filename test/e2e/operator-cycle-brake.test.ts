@@ -1,7 +1,7 @@
 // The cycle brake on a real API server with a real operator and a real sidecar: a graph whose
 // Provisioning action raises the Failed trigger (Failed -> Provisioning, the desired node ahead)
 // turns at most as often as the documented bound allows, says so in the CycleBrake condition and in
-// one CloudEvent, and a spec.retry releases it.
+// one CloudEvent, keeps holding across an operator restart, and a spec.retry releases it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +33,7 @@ let sink: Server;
 const received: string[] = [];
 /** The operator's log lines. */
 const logLines: { level: string; msg: string }[] = [];
+let logger: ReturnType<typeof createLogger>;
 let operator: RunningOperator;
 
 beforeAll(async () => {
@@ -69,16 +70,22 @@ beforeAll(async () => {
       done();
     },
   });
-  operator = await startOperator({
+  logger = createLogger({ level: 'info', destination });
+  operator = await startBrakeOperator();
+});
+
+/** An operator for the Provision CRs (started again to stand for a restart or another replica taking over). */
+function startBrakeOperator(): Promise<RunningOperator> {
+  return startOperator({
     kubeConfig: kc,
     graph: provisioningLoopGraph,
     resource: PROVISIONS,
     namespace,
     sidecar: { url: sidecar.url, token: TOKEN },
     events: { sink: `http://127.0.0.1:${(sink.address() as AddressInfo).port}` },
-    logger: createLogger({ level: 'info', destination }),
+    logger,
   });
-});
+}
 
 afterAll(async () => {
   await operator?.stop();
@@ -87,7 +94,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('a graph whose action raises a cycle is braked: few transitions, a condition naming the cycle, one CloudEvent; spec.retry releases it', async () => {
+test('a graph whose action raises a cycle is braked: few transitions, a condition naming the cycle, one CloudEvent, across a restart; spec.retry releases it', async () => {
   await objects.create(namespace, 'loop', { desiredState: 'Running' });
   const started = Date.now();
   await sleep(WATCH_S * 1000);
@@ -109,6 +116,16 @@ test('a graph whose action raises a cycle is braked: few transitions, a conditio
 
   // One braked CloudEvent, not one per turn.
   await waitForObject(objects, namespace, 'loop', 'its events delivered', () => received.includes('dev.okt.lifecycle.braked.v1'));
+  expect(received.filter((type) => type === 'dev.okt.lifecycle.braked.v1')).toHaveLength(1);
+
+  // The brake lives in status: a new operator (a restart, another replica) keeps holding, no free turns again.
+  await operator.stop();
+  const beforeRestart = await objects.get(namespace, 'loop');
+  operator = await startBrakeOperator();
+  await sleep(3_000);
+  const afterRestart = await objects.get(namespace, 'loop');
+  expect(afterRestart.status!.transition - beforeRestart.status!.transition).toBeLessThanOrEqual(1);
+  expect(afterRestart.status!.cycleBrake!.turns).toBeGreaterThanOrEqual(beforeRestart.status!.cycleBrake!.turns);
   expect(received.filter((type) => type === 'dev.okt.lifecycle.braked.v1')).toHaveLength(1);
 
   // spec.retry releases the brake: the held action starts, the condition goes, the count starts again.
