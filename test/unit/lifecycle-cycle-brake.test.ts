@@ -101,48 +101,48 @@ describe('the cycle brake', () => {
     expect(sim.status!.cycleBrake?.held).toBeUndefined();
     expect(findCondition(sim.status!.conditions, 'CycleBrake')).toBeUndefined();
   });
-});
 
-test('a braked CR that comes to rest is released at its next look: the condition goes', () => {
-  // Provisioning raises Failed on its first 5 runs, then succeeds: the CR reaches Running and rests there.
-  const sim = new LifecycleSim(provisioningLoopGraph, 'Running', (node, runs) => (node === 'Provisioning' && runs <= 5 ? { events: ['Failed'] } : { events: [] }));
-  sim.tick = 0.05;
-  run(sim, 1_200); // 60 s
-  expect(sim.status!.state).toBe('Running');
-  expect(findCondition(sim.status!.conditions, 'CycleBrake')?.status).toBe('True');
-  sim.clock += REST_MS / 1000;
-  sim.reconcile();
-  expect(sim.status!.cycleBrake).toBeUndefined();
-  expect(findCondition(sim.status!.conditions, 'CycleBrake')).toBeUndefined();
-  expect(findCondition(sim.status!.conditions, 'Ready')?.status).toBe('True');
-});
+  test('a braked CR that comes to rest is released at its next look: the condition goes', () => {
+    // Provisioning raises Failed on its first 5 runs, then succeeds: the CR reaches Running and rests there.
+    const sim = new LifecycleSim(provisioningLoopGraph, 'Running', (node, runs) => (node === 'Provisioning' && runs <= 5 ? { events: ['Failed'] } : { events: [] }));
+    sim.tick = 0.05;
+    run(sim, 1_200); // 60 s
+    expect(sim.status!.state).toBe('Running');
+    expect(findCondition(sim.status!.conditions, 'CycleBrake')?.status).toBe('True');
+    sim.clock += REST_MS / 1000;
+    sim.reconcile();
+    expect(sim.status!.cycleBrake).toBeUndefined();
+    expect(findCondition(sim.status!.conditions, 'CycleBrake')).toBeUndefined();
+    expect(findCondition(sim.status!.conditions, 'Ready')?.status).toBe('True');
+  });
 
-test('the documented bound: 10 turns in a minute', () => {
-  expect(maxTurnsWithin(60_000)).toBe(10);
-  expect(maxTurnsWithin(0)).toBe(FREE_TURNS + 1);
-});
+  test('the documented bound: 10 turns in a minute', () => {
+    expect(maxTurnsWithin(60_000)).toBe(10);
+    expect(maxTurnsWithin(0)).toBe(FREE_TURNS + 1);
+  });
 
-test('a status without status.cycleBrake (an earlier okt\'s) has no brake: its path\'s turns count from the next one', () => {
-  const sim = new LifecycleSim(provisioningLoopGraph, 'Running', provisioningLoopOutcomes);
-  sim.tick = 0.01;
-  sim.generation = 3;
-  // Twenty turns round the loop, as an okt without the brake left them: no brake state, no hold.
-  const path = ['Start', ...Array.from({ length: 10 }, () => ['Provisioning', 'Failed']).flat(), 'Provisioning'];
-  run(sim, 1);
-  const { cycleBrake: _none, ...earlier } = sim.status!;
-  sim.status = { ...earlier, path, transition: path.length - 1, state: 'Provisioning' };
-  const before = sim.status.transition;
-  run(sim, 20);
-  expect(sim.status.transition - before).toBeGreaterThanOrEqual(FREE_TURNS);
-  expect(sim.status.cycleBrake).toMatchObject({ generation: 3, held: 1 });
-});
+  test('a status without status.cycleBrake (an earlier okt\'s) has no brake: its path\'s turns count from the next one', () => {
+    const sim = new LifecycleSim(provisioningLoopGraph, 'Running', provisioningLoopOutcomes);
+    sim.tick = 0.01;
+    sim.generation = 3;
+    // Twenty turns round the loop, as an okt without the brake left them: no brake state, no hold.
+    const path = ['Start', ...Array.from({ length: 10 }, () => ['Provisioning', 'Failed']).flat(), 'Provisioning'];
+    run(sim, 1);
+    const { cycleBrake: _none, ...earlier } = sim.status!;
+    sim.status = { ...earlier, path, transition: path.length - 1, state: 'Provisioning' };
+    const before = sim.status.transition;
+    run(sim, 20);
+    expect(sim.status.transition - before).toBeGreaterThanOrEqual(FREE_TURNS);
+    expect(sim.status.cycleBrake).toMatchObject({ generation: 3, held: 1 });
+  });
 
-test('a cycle through the entry node (no action to hold) is braked at its next node, with one CloudEvent', () => {
-  const graph = defineGraph({ name: 'restart', entry: 'Start', nodes: { Start: { children: ['Booting'] }, Booting: { triggers: ['Start'], children: ['Up'] }, Up: { children: ['End'] }, End: {} } });
-  const sim = new LifecycleSim(graph, 'Up', (node) => (node === 'Booting' ? { events: ['Start'] } : { events: [] }));
-  sim.tick = 0.01;
-  const events = run(sim, 6_000); // 60 s
-  expect(sim.status!.transition).toBeLessThanOrEqual(2 * maxTurnsWithin(60_000) + graph.nodeNames.length);
-  expect(events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)).toHaveLength(1);
-  expect(events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)?.subject).toBe('Booting');
+  test('a cycle through the entry node (no action to hold) is braked at its next node, with one CloudEvent', () => {
+    const graph = defineGraph({ name: 'restart', entry: 'Start', nodes: { Start: { children: ['Booting'] }, Booting: { triggers: ['Start'], children: ['Up'] }, Up: { children: ['End'] }, End: {} } });
+    const sim = new LifecycleSim(graph, 'Up', (node) => (node === 'Booting' ? { events: ['Start'] } : { events: [] }));
+    sim.tick = 0.01;
+    const events = run(sim, 6_000); // 60 s
+    expect(sim.status!.transition).toBeLessThanOrEqual(2 * maxTurnsWithin(60_000) + graph.nodeNames.length);
+    expect(events.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)).toHaveLength(1);
+    expect(events.find((e) => e.type === LIFECYCLE_EVENT_TYPES.braked)?.subject).toBe('Booting');
+  });
 });
