@@ -19,7 +19,7 @@ export const KSTATUS_CONDITION_TYPES: readonly string[] = ['Ready', 'Reconciling
 export const CYCLE_BRAKE_CONDITION = 'CycleBrake';
 
 /** Every condition type okt writes besides the node conditions. */
-export const OKT_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION];
+export const OWN_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION];
 
 /** Where a node's condition goes when its name is one of okt's own condition types. */
 export const NODE_CONDITION_PREFIX = 'node.okt.dev/';
@@ -29,7 +29,7 @@ export const NODE_CONDITION_PREFIX = 'node.okt.dev/';
  * conditions (`Ready` -> `node.okt.dev/Ready`), so that any condition-type name can be a node name.
  */
 export function nodeConditionType(node: string): string {
-  return OKT_CONDITION_TYPES.includes(node) ? `${NODE_CONDITION_PREFIX}${node}` : node;
+  return OWN_CONDITION_TYPES.includes(node) ? `${NODE_CONDITION_PREFIX}${node}` : node;
 }
 
 /** Why `name` is not a valid Kubernetes condition type, or undefined when it is one. */

@@ -1,10 +1,14 @@
 // The conditions okt keeps besides the node conditions, and the reasons it gives in conditions and CloudEvents.
+import { OWN_CONDITION_TYPES } from '../../graph/index.ts';
 
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
 export const STALLED = 'Stalled';
-/** Every condition type okt keeps besides the node conditions (a new one joins here: step() judges each anew at every write). */
-export const OKT_CONDITION_TYPES: ReadonlySet<string> = new Set([READY, RECONCILING, STALLED]);
+/**
+ * Every condition type okt keeps besides the node conditions (a new one joins the list in src/graph,
+ * where a node of the same name gets a prefixed condition: step() judges each anew at every write).
+ */
+export const OKT_CONDITION_TYPES: ReadonlySet<string> = new Set(OWN_CONDITION_TYPES);
 
 /** Why a resource is not Ready; each reason is also a CloudEvent `reason` and a condition reason. */
 export const REASONS = {
