@@ -23,6 +23,7 @@ import {
   type OperationRecord,
 } from './journal.ts';
 import { JournalState } from './journal-state.ts';
+import { lockJournal, type JournalLock } from './journal-lock.ts';
 
 /** A refusal the server turns into a problem answer. */
 export class OperationRefused extends Error {
@@ -94,6 +95,7 @@ export class OperationManager {
   private readonly finishedOrder: string[] = [];
   private readonly config: SidecarConfig;
   private readonly journal: Journal;
+  private readonly lock: JournalLock;
   private readonly hooks: OperationHooks;
   private readonly observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>;
   private closing = false;
@@ -101,6 +103,7 @@ export class OperationManager {
   private constructor(
     config: SidecarConfig,
     journal: Journal,
+    lock: JournalLock,
     hooks: OperationHooks,
     epoch: { epoch: string; createdAt: string; isNew: boolean },
     observed: Map<string, { events: ObservedEvent[]; lastSeq: number }>,
@@ -109,6 +112,7 @@ export class OperationManager {
     this.journalSkippedLines = journalSkippedLines;
     this.config = config;
     this.journal = journal;
+    this.lock = lock;
     this.hooks = hooks;
     this.epoch = epoch.epoch;
     this.epochCreatedAt = epoch.createdAt;
@@ -118,9 +122,20 @@ export class OperationManager {
 
   /**
    * Opens the journal (a new epoch when it has no epoch record: missing, empty, or of an older okt),
-   * settles what a previous run left unfinished, re-runs idempotent ones, and compacts it.
+   * settles what a previous run left unfinished, re-runs idempotent ones, and compacts it. Its lock is
+   * taken first (JournalLockedError when another sidecar holds it) and given back by close().
    */
   static async open(config: SidecarConfig, hooks: OperationHooks = {}): Promise<OperationManager> {
+    const lock = lockJournal(config.journal);
+    try {
+      return await OperationManager.openLocked(config, hooks, lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  private static async openLocked(config: SidecarConfig, hooks: OperationHooks, lock: JournalLock): Promise<OperationManager> {
     const { records: journaled, skippedLines } = readJournalFile(config.journal);
     const kept = journalEpoch(journaled);
     const epochRecord: EpochRecord = kept ?? { type: 'epoch', epoch: randomUUID(), createdAt: now() };
@@ -162,6 +177,7 @@ export class OperationManager {
     const manager = new OperationManager(
       config,
       journal,
+      lock,
       hooks,
       { epoch: epochRecord.epoch, createdAt: epochRecord.createdAt, isNew: kept === undefined },
       observed,
@@ -341,6 +357,7 @@ export class OperationManager {
     }
     await Promise.all(running.map((e) => e.done));
     await this.journal.close();
+    this.lock.release();
   }
 
   private addEntry(op: Operation, key: string, accepted: Promise<void>): Entry {

@@ -25,6 +25,7 @@ import { answerClientError } from '../src/net/client-error.ts';
 import { formatIssues, type SidecarConfig } from './config.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { JournalIOError } from './journal.ts';
+import { journalHolder } from './journal-lock.ts';
 import { OperationManager, OperationRefused } from './operations.ts';
 import { GraphProbe } from './probe.ts';
 import { spawner } from './spawner.ts';
@@ -40,6 +41,11 @@ export interface RunningSidecar {
 }
 
 export { SidecarTokenError };
+
+/** The address to listen on is taken (by another sidecar, say): nothing was read or written. */
+export class SidecarAddressInUseError extends Error {
+  override name = 'SidecarAddressInUseError';
+}
 
 /** The token requests must carry; a short one is refused (a guessable token is no protection). */
 export function readToken(file: string): string {
@@ -165,7 +171,8 @@ export interface SidecarOptions {
 export async function startSidecar(config: SidecarConfig, options: SidecarOptions = {}): Promise<RunningSidecar> {
   const expectedDigest = digest(readToken(config.tokenFile));
   let manager: OperationManager | undefined;
-  // The server listens only once the journal is open, so every answer knows the epoch.
+  // The server listens before the journal is opened (a taken port must leave the journal untouched):
+  // until it is open, answers carry no epoch, and every /v1 request is a 503.
   const problem = (reply: FastifyReply, p: Parameters<typeof sendProblem>[2]) => sendProblem(reply, manager?.epoch, p);
   const app = Fastify({
     bodyLimit: config.bodyLimitBytes,
@@ -193,55 +200,14 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
   });
   const metrics = createMetrics(() => manager);
   const probes = new Map<string, GraphProbe>();
-  spawner.retain();
-  manager = await OperationManager.open(config, {
-    onStarted(op) {
-      metrics.started.inc({ graph: op.graph, node: op.node });
-      app.log.info({ operation: op.id, graph: op.graph, node: op.node, attempt: op.attempts }, 'action started');
-    },
-    onFinished(op, ms) {
-      metrics.finished.inc({ graph: op.graph, node: op.node, phase: op.phase, reason: op.reason ?? '' });
-      metrics.duration.observe({ graph: op.graph, node: op.node }, ms / 1000);
-      app.log.info({ operation: op.id, phase: op.phase, events: op.events, reason: op.reason }, 'action finished');
-      void probes.get(op.graph)?.probeNow();
-    },
-    onJournalFailure(error) {
-      app.log.fatal({ journal: config.journal, err: error.message }, 'journal failed');
-      options.onJournalFailure?.(error);
-    },
-    onJournalCompacted(stats) {
-      metrics.journalCompactions.inc();
-      app.log.debug({ journal: config.journal, ...stats }, 'journal compacted');
-    },
-  });
-  const operations = manager;
-  const epoch = operations.epoch;
-  const skippedLines = operations.journalSkippedLines;
-  metrics.journalSkippedLines.inc(skippedLines);
-  app.log[skippedLines > 0 ? 'warn' : 'info'](
-    { epoch, journal: config.journal, newEpoch: operations.epochIsNew, skippedLines },
-    skippedLines > 0 ? `journal opened; ${skippedLines} unreadable line(s) skipped` : 'journal opened',
-  );
-  for (const [graph, graphConfig] of Object.entries(config.graphs)) {
-    probes.set(
-      graph,
-      new GraphProbe({
-        graph,
-        probe: graphConfig.probe,
-        baseDir: config.baseDir,
-        killGraceMs: config.killGraceMs,
-        isIdle: () => operations.active(graph).length === 0,
-        record: (event) => operations.recordObserved(graph, event),
-        restored: operations.observedEvents(graph),
-      }),
-    );
-  }
   // On the raw server, ahead of fastify: every answer written through it carries the epoch (fastify's
   // own, like the 503 while closing, too), whatever route, hook or error produced it.
   app.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
-    response.setHeader(EPOCH_HEADER, epoch);
+    if (manager !== undefined) response.setHeader(EPOCH_HEADER, manager.epoch);
   });
-
+  /** The operations once the journal is open (the hook below answers 503 before). */
+  const operations = () => manager as OperationManager;
+  let ready = false;
   app.removeContentTypeParser('text/plain'); // the protocol is JSON only: anything else is a 415
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith(`${API_PREFIX}/`)) return;
@@ -255,6 +221,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
         reason: request.headers.authorization === undefined ? 'missing' : 'does not match',
       });
     }
+    if (manager === undefined) return problem(reply, { kind: 'starting', status: 503, detail: 'the sidecar is opening its journal' });
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode });
@@ -307,7 +274,6 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
   });
 
   app.get('/healthz', (_req, reply) => sendValid(reply, 200, HealthSchema, { status: 'ok' }));
-  let ready = false;
   app.get('/readyz', (_req, reply) =>
     sendValid(reply, ready ? 200 : 503, HealthSchema, { status: ready ? 'ok' : 'starting' }),
   );
@@ -319,24 +285,24 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
   app.put(`${API_PREFIX}/operations/:id`, async (request, reply) => {
     const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
     const body = parseInput(StartOperationRequestSchema, request.body, 'body');
-    const { operation, created } = await operations.start(id, body);
+    const { operation, created } = await operations().start(id, body);
     reply.header('location', `${API_PREFIX}/operations/${encodeURIComponent(id)}`);
     return sendValid(reply, created ? 202 : 200, OperationSchema, operation);
   });
   app.get(`${API_PREFIX}/operations/:id`, async (request, reply) => {
     const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
     const { wait } = parseInput(GetOperationQuerySchema, request.query, 'query');
-    const operation = await operations.wait(id, wait ?? 0);
+    const operation = await operations().wait(id, wait ?? 0);
     if (operation === undefined) throw new OperationRefused(404, 'not-found', `no operation ${id}`);
     return sendValid(reply, 200, OperationSchema, operation);
   });
   app.post(`${API_PREFIX}/operations/:id/cancel`, async (request, reply) => {
     const { id } = parseInput(OperationPathParamsSchema, request.params, 'path');
-    return sendValid(reply, 200, OperationSchema, await operations.cancel(id));
+    return sendValid(reply, 200, OperationSchema, await operations().cancel(id));
   });
   app.get(`${API_PREFIX}/observation`, async (request, reply) => {
     const query = parseInput(ObservationQuerySchema, request.query, 'query');
-    const graph = query.graph ?? operations.defaultGraph();
+    const graph = query.graph ?? operations().defaultGraph();
     const probe = graph === undefined ? undefined : probes.get(graph);
     if (graph === undefined || probe === undefined) {
       throw new OperationRefused(
@@ -347,13 +313,81 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       );
     }
     return sendValid(reply, 200, ObservationSchema, {
-      epoch,
-      epochAgeMs: Math.max(0, Date.now() - Date.parse(operations.epochCreatedAt)),
-      ...probe.observation(query.since ?? 0, operations.active(graph)),
+      epoch: operations().epoch,
+      epochAgeMs: Math.max(0, Date.now() - Date.parse(operations().epochCreatedAt)),
+      ...probe.observation(query.since ?? 0, operations().active(graph)),
     });
   });
 
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    await app.close();
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    const holder = journalHolder(config.journal);
+    throw new SidecarAddressInUseError(
+      `${config.listen.host}:${config.listen.port} is in use by another process` +
+        (holder === undefined ? '' : ` (the okt sidecar of pid ${holder} holds this config's journal ${config.journal})`),
+    );
+  }
+  let closing: Promise<void> | undefined;
+  /** Stops probes and actions and gives the journal back (once). */
+  const stopWork = () =>
+    (closing ??= (async () => {
+      ready = false;
+      await Promise.all([...probes.values()].map((p) => p.stop()));
+      await operations().close(); // ends running actions, which also answers the long-polls waiting on them
+      spawner.release();
+    })());
+
+  spawner.retain();
+  try {
+    manager = await OperationManager.open(config, {
+      onStarted(op) {
+        metrics.started.inc({ graph: op.graph, node: op.node });
+        app.log.info({ operation: op.id, graph: op.graph, node: op.node, attempt: op.attempts }, 'action started');
+      },
+      onFinished(op, ms) {
+        metrics.finished.inc({ graph: op.graph, node: op.node, phase: op.phase, reason: op.reason ?? '' });
+        metrics.duration.observe({ graph: op.graph, node: op.node }, ms / 1000);
+        app.log.info({ operation: op.id, phase: op.phase, events: op.events, reason: op.reason }, 'action finished');
+        void probes.get(op.graph)?.probeNow();
+      },
+      onJournalFailure(error) {
+        app.log.fatal({ journal: config.journal, err: error.message }, 'journal failed');
+        options.onJournalFailure?.(error);
+      },
+      onJournalCompacted(stats) {
+        metrics.journalCompactions.inc();
+        app.log.debug({ journal: config.journal, ...stats }, 'journal compacted');
+      },
+    });
+  } catch (error) {
+    spawner.release();
+    await app.close();
+    throw error;
+  }
+  const epoch = manager.epoch;
+  const skippedLines = manager.journalSkippedLines;
+  metrics.journalSkippedLines.inc(skippedLines);
+  app.log[skippedLines > 0 ? 'warn' : 'info'](
+    { epoch, journal: config.journal, newEpoch: manager.epochIsNew, skippedLines },
+    skippedLines > 0 ? `journal opened; ${skippedLines} unreadable line(s) skipped` : 'journal opened',
+  );
+  for (const [graph, graphConfig] of Object.entries(config.graphs)) {
+    probes.set(
+      graph,
+      new GraphProbe({
+        graph,
+        probe: graphConfig.probe,
+        baseDir: config.baseDir,
+        killGraceMs: config.killGraceMs,
+        isIdle: () => operations().active(graph).length === 0,
+        record: (event) => operations().recordObserved(graph, event),
+        restored: operations().observedEvents(graph),
+      }),
+    );
+  }
   for (const probe of probes.values()) probe.start();
   ready = true;
   const address = app.server.address();
@@ -362,13 +396,10 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
 
   return {
     url: `http://${host}:${port}`,
-    operations,
+    operations: manager,
     epoch,
     async close() {
-      ready = false;
-      await Promise.all([...probes.values()].map((p) => p.stop()));
-      await operations.close(); // ends running actions, which also answers the long-polls waiting on them
-      spawner.release();
+      await stopWork();
       await app.close();
     },
   };

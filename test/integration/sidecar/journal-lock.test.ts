@@ -1,0 +1,107 @@
+// One owner per journal, with real `okt sidecar` processes: a second sidecar started on the config of
+// a running one (its journal held, or its port taken too) exits 2 with one line and leaves the journal
+// as it was, so the first one's memory survives: an operation it accepts after is known after its
+// restart and never run twice. A lock whose holder was killed (kill -9) is taken over.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
+import { SidecarClient } from '../../../src/sidecar-client/index.ts';
+import { okt, type Run } from '../../fixtures/okt-process.ts';
+import { TOKEN, baseConfig, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
+
+const processes: SidecarProcess[] = [];
+const clients: SidecarClient[] = [];
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await Promise.all(processes.map((p) => p.exited));
+  removeDirs();
+});
+
+async function start(configFile: string): Promise<{ process: SidecarProcess; client: SidecarClient }> {
+  const process = await spawnSidecar(configFile);
+  processes.push(process);
+  const client = new SidecarClient({ baseUrl: process.url, token: TOKEN, retries: 0 });
+  clients.push(client);
+  return { process, client };
+}
+
+/** The journal as a second sidecar must leave it: the same file (inode), the same bytes. */
+function journalSnapshot(journal: string): { inode: number; text: string } {
+  return { inode: statSync(journal).ino, text: readFileSync(journal, 'utf8') };
+}
+
+function expectOneLine(result: Run, pattern: RegExp): void {
+  expect(result.code).toBe(2);
+  expect(result.stdout).not.toContain('listening');
+  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(result.stderr).toMatch(pattern);
+}
+
+describe('a second okt sidecar on a journal another one holds', () => {
+  it('exits 2 with one line, touching nothing: the first one remembers what it accepts after, across its restart', async () => {
+    const dir = makeDir();
+    const journal = path.join(dir, 'journal.jsonl');
+    const configFile = writeConfig(dir, baseConfig(dir, { demo: { nodes: { Count: { command: { argv: ['sh', '-c', 'echo "$OKT_OPERATION_ID" >> runs'] } } } } }));
+    const a = await start(configFile);
+    await a.client.startOperation('op-1', { node: 'Count' });
+    expect(await a.client.waitForOperation('op-1')).toMatchObject({ phase: 'Succeeded' });
+    const before = journalSnapshot(journal);
+
+    // The same config (its port is 0: a free one), then the same config on the port the first one listens on.
+    const sameJournal = await okt(['sidecar', '--config', configFile]);
+    expectOneLine(sameJournal, new RegExp(`^okt sidecar: journal ${journal} is held by another okt sidecar \\(pid ${a.process.child.pid}, since .+\\): stop it first\\n$`));
+    const port = new URL(a.process.url).port;
+    const samePort = await okt(['sidecar', '--config', configFile, '--port', port]);
+    expectOneLine(samePort, new RegExp(`^okt sidecar: 127\\.0\\.0\\.1:${port} is in use by another process \\(the okt sidecar of pid ${a.process.child.pid} holds this config's journal ${journal}\\)\\n$`));
+    expect(journalSnapshot(journal)).toEqual(before);
+
+    await a.client.startOperation('op-2', { node: 'Count' });
+    const op2 = await a.client.waitForOperation('op-2');
+    expect(op2.phase).toBe('Succeeded');
+    a.process.child.kill('SIGTERM');
+    expect(await a.process.exited).toBe(0);
+
+    const restarted = await start(configFile);
+    expect(await restarted.client.getOperation('op-2')).toEqual(op2);
+    expect(await restarted.client.startOperation('op-2', { node: 'Count' })).toEqual(op2); // 200: known, not run again
+    expect(readFileSync(path.join(dir, 'runs'), 'utf8')).toBe('op-1\nop-2\n');
+  });
+
+  it('takes over the lock of a sidecar killed with kill -9, and refuses a second embedded sidecar of the same process', async () => {
+    const dir = makeDir();
+    const config = baseConfig(dir, { demo: { nodes: { Count: { command: { argv: ['true'] } } } } });
+    const configFile = writeConfig(dir, config);
+    const killed = await start(configFile);
+    await killed.client.startOperation('op-1', { node: 'Count' });
+    const op1 = await killed.client.waitForOperation('op-1');
+    killed.process.child.kill('SIGKILL');
+    await killed.process.exited;
+
+    const embedded = await startSidecar(parseSidecarConfig(config, dir));
+    try {
+      expect(embedded.operations.get('op-1')).toEqual(op1);
+      await expect(startSidecar(parseSidecarConfig(config, dir))).rejects.toThrow(
+        new RegExp(`^journal ${path.join(dir, 'journal.jsonl')} is held by another okt sidecar \\(pid ${process.pid}, this process, since `),
+      );
+    } finally {
+      await embedded.close();
+    }
+    // Given back at close: the next one takes it.
+    const next = await startSidecar(parseSidecarConfig(config, dir));
+    expect(next.operations.get('op-1')).toEqual(op1);
+    await next.close();
+  });
+
+  it('does not take a pid that another process reused for the holder', async () => {
+    const dir = makeDir();
+    const configFile = writeConfig(dir, baseConfig(dir, { demo: { nodes: { Count: { command: { argv: ['true'] } } } } }));
+    // A lock of a sidecar long gone whose pid is now this test's (another start time): stale.
+    writeFileSync(path.join(dir, 'journal.jsonl.lock'), JSON.stringify({ pid: process.pid, startTime: '1', host: hostname(), since: '2020-01-01T00:00:00.000Z' }));
+    const sidecar = await start(configFile);
+    expect(JSON.parse(readFileSync(path.join(dir, 'journal.jsonl.lock'), 'utf8'))).toMatchObject({ pid: sidecar.process.child.pid });
+  });
+});
