@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { isRunning, procStat } from '../src/util/processes.ts';
 import { JournalIOError } from './journal.ts';
 
 interface Holder {
@@ -34,18 +35,6 @@ export class JournalLockedError extends Error {
 
 export const lockFileOf = (journal: string) => `${journal}.lock`;
 
-/** From /proc/<pid>/stat (Linux): its state and its start time; undefined without /proc or such a process. */
-function procStat(pid: number): { state: string; startTime: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command (which may hold spaces and parentheses): field 3 is the first.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] as string, startTime: fields[19] as string };
-  } catch {
-    return undefined;
-  }
-}
-
 function readHolder(file: string): { text: string; holder: Holder | undefined } | undefined {
   let text: string;
   try {
@@ -64,17 +53,7 @@ function readHolder(file: string): { text: string; holder: Holder | undefined } 
 
 /** Whether the process the lock names still runs (this host's processes: a lock of another host is taken as live). */
 function isAlive(holder: Holder): boolean {
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  const stat = procStat(holder.pid);
-  if (stat === undefined) return true; // no /proc: the pid is all there is to go by
-  // A zombie has ended (its parent has not reaped it: a container's init may never do); a start time
-  // other than the lock's is another process that got the pid.
-  return stat.state !== 'Z' && stat.state !== 'X' && (holder.startTime === undefined || holder.startTime === stat.startTime);
+  return holder.host !== hostname() || isRunning(holder.pid, holder.startTime);
 }
 
 /** The live holder of a journal's lock, if any (to name it when something else is wrong, a taken port say). */
