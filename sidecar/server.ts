@@ -24,7 +24,7 @@ import { readTokenFile, SidecarTokenError } from '../src/sidecar-client/token-fi
 import { answerClientError } from '../src/net/client-error.ts';
 import { formatIssues, type SidecarConfig } from './config.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import type { JournalIOError } from './journal.ts';
+import { JournalIOError } from './journal.ts';
 import { journalHolder } from './journal-lock.ts';
 import { OperationManager, OperationRefused } from './operations.ts';
 import { GraphProbe } from './probe.ts';
@@ -162,8 +162,10 @@ function createMetrics(operations: () => OperationManager | undefined) {
 
 export interface SidecarOptions {
   /**
-   * The journal cannot be written (a full disk, an I/O error): nothing more is accepted or finished.
-   * `okt sidecar` exits here (a restart replays the journal); by default it is only logged.
+   * The journal cannot be written (a full disk, an I/O error): the sidecar stops its probes and running
+   * actions, gives the journal back, and answers 503 (`journal-failed`) to every /v1 request and to
+   * /healthz and /readyz until it is closed; start one again to replay the journal. `okt sidecar`
+   * exits here.
    */
   onJournalFailure?(error: JournalIOError): void;
 }
@@ -171,6 +173,7 @@ export interface SidecarOptions {
 export async function startSidecar(config: SidecarConfig, options: SidecarOptions = {}): Promise<RunningSidecar> {
   const expectedDigest = digest(readToken(config.tokenFile));
   let manager: OperationManager | undefined;
+  let journalFailure: JournalIOError | undefined;
   // The server listens before the journal is opened (a taken port must leave the journal untouched):
   // until it is open, answers carry no epoch, and every /v1 request is a 503.
   const problem = (reply: FastifyReply, p: Parameters<typeof sendProblem>[2]) => sendProblem(reply, manager?.epoch, p);
@@ -221,6 +224,13 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
         reason: request.headers.authorization === undefined ? 'missing' : 'does not match',
       });
     }
+    if (journalFailure !== undefined) {
+      return problem(reply, {
+        kind: 'journal-failed',
+        status: 503,
+        detail: `${journalFailure.message}: this sidecar has stopped its actions; start it again to replay its journal`,
+      });
+    }
     if (manager === undefined) return problem(reply, { kind: 'starting', status: 503, detail: 'the sidecar is opening its journal' });
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -250,6 +260,10 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       };
       return problem(reply, { kind: error.kind, status: error.status, detail: error.message, ...extra });
     }
+    if (error instanceof JournalIOError) {
+      // A start whose acceptance could not be journaled: refused, as every request after it is.
+      return problem(reply, { kind: 'journal-failed', status: 503, detail: error.message });
+    }
     const fastifyError = error as { statusCode?: number; code?: string; message?: string };
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
@@ -273,10 +287,16 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
     });
   });
 
-  app.get('/healthz', (_req, reply) => sendValid(reply, 200, HealthSchema, { status: 'ok' }));
-  app.get('/readyz', (_req, reply) =>
-    sendValid(reply, ready ? 200 : 503, HealthSchema, { status: ready ? 'ok' : 'starting' }),
+  // A failed journal fails liveness too: in a Pod, the kubelet restarts the container, which replays it.
+  app.get('/healthz', (_req, reply) =>
+    journalFailure === undefined
+      ? sendValid(reply, 200, HealthSchema, { status: 'ok' })
+      : sendValid(reply, 503, HealthSchema, { status: 'failed' }),
   );
+  app.get('/readyz', (_req, reply) => {
+    const status = journalFailure !== undefined ? 'failed' : ready ? 'ok' : 'starting';
+    return sendValid(reply, status === 'ok' ? 200 : 503, HealthSchema, { status });
+  });
   app.get('/metrics', async (_req, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
@@ -331,7 +351,7 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
     );
   }
   let closing: Promise<void> | undefined;
-  /** Stops probes and actions and gives the journal back (once). */
+  /** Stops probes and actions and gives the journal back (once): at close, or when the journal fails. */
   const stopWork = () =>
     (closing ??= (async () => {
       ready = false;
@@ -355,7 +375,10 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       },
       onJournalFailure(error) {
         app.log.fatal({ journal: config.journal, err: error.message }, 'journal failed');
+        // Nothing done from now on could be journaled: stop doing, and say so on every answer.
+        journalFailure = error;
         options.onJournalFailure?.(error);
+        void stopWork();
       },
       onJournalCompacted(stats) {
         metrics.journalCompactions.inc();

@@ -170,7 +170,7 @@ export const ProblemSchema = z
   })
   .describe('RFC 9457 problem details (application/problem+json).');
 
-export const HealthSchema = z.object({ status: z.enum(['ok', 'starting']) });
+export const HealthSchema = z.object({ status: z.enum(['ok', 'starting', 'failed']) });
 
 export const OperationPathParamsSchema = z.strictObject({ id: OperationIdSchema });
 export const GetOperationQuerySchema = z.strictObject({
