@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_STATE_EVENT, EventNameSchema, GraphNameSchema, NodeNameSchema } from '../src/sidecar-client/protocol.ts';
+import { didYouMean } from '../src/util/did-you-mean.ts';
 
 const StatusKeySchema = z.string().regex(/^\d{1,3}$/, 'an exit code or an HTTP status');
 const EnvSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string());
@@ -142,17 +143,101 @@ export function expandEnv(data: unknown, env: NodeJS.ProcessEnv, where = ''): un
   return data;
 }
 
-export function formatIssues(error: z.ZodError): ConfigProblem[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
-    reason: issue.message,
-  }));
+const fieldName = (path: readonly PropertyKey[]) => (path.length > 0 ? path.map(String).join('.') : '(root)');
+
+/**
+ * One problem per thing wrong, each naming its field. Given the schema and the data it refused, an
+ * unknown key is named with the keys expected there (and the one meant, for a typo), and a union (an
+ * action: command, http or module) is judged by the branch its data chose rather than "Invalid input".
+ */
+export function formatIssues(error: z.ZodError, parsed?: { schema: z.ZodType; input: unknown }): ConfigProblem[] {
+  return error.issues.flatMap((issue) => problemsOf(issue, [], parsed));
+}
+
+function problemsOf(issue: z.core.$ZodIssue, base: readonly PropertyKey[], parsed: { schema: z.ZodType; input: unknown } | undefined): ConfigProblem[] {
+  const at = [...base, ...issue.path];
+  const schema = parsed === undefined ? undefined : schemaAt(parsed.schema, at);
+  if (issue.code === 'unrecognized_keys') {
+    const known = schema === undefined ? [] : keysOf(schema);
+    return issue.keys.map((key) => ({
+      field: fieldName([...at, key]),
+      reason: known.length === 0 ? 'unknown key' : `unknown key${didYouMean(key, known)} (expected: ${known.join(', ')})`,
+    }));
+  }
+  if (issue.code === 'invalid_type' && parsed !== undefined && valueAt(parsed.input, at) === undefined) {
+    return [{ field: fieldName(at), reason: `missing: expected ${issue.expected}` }];
+  }
+  const options = schema === undefined ? undefined : unionOptions(schema);
+  if (issue.code !== 'invalid_union' || parsed === undefined || options === undefined || options.length !== issue.errors.length) {
+    return [{ field: fieldName(at), reason: issue.message }];
+  }
+  // Each branch is chosen by a key of its own (command, http, module): judge the data by the one it has.
+  const own = options.map((option, i) => keysOf(option).filter((key) => options.every((other, j) => j === i || !keysOf(other).includes(key))));
+  const value = valueAt(parsed.input, at);
+  const given = (keys: string[]) => keys.filter((key) => typeof value === 'object' && value !== null && key in value);
+  const chosen = own.flatMap((keys, i) => (given(keys).length > 0 ? [i] : []));
+  const choices = own.map((keys) => keys.join('/')).join(', ');
+  if (chosen.length === 1) return (issue.errors[chosen[0]!] ?? []).flatMap((inner) => problemsOf(inner, at, parsed));
+  if (chosen.length > 1) return [{ field: fieldName(at), reason: `needs exactly one of ${choices}; it has ${own.flatMap(given).join(', ')}` }];
+  // None chosen: that, and what every branch finds wrong alike (an unknown key, a bad timeoutMs).
+  const same = (a: z.core.$ZodIssue, b: z.core.$ZodIssue) => a.code === b.code && a.message === b.message && a.path.join('.') === b.path.join('.');
+  const shared = (issue.errors[0] ?? []).filter((inner) => issue.errors.every((branch) => branch.some((other) => same(inner, other))));
+  return [{ field: fieldName(at), reason: `needs one of ${choices}` }, ...shared.flatMap((inner) => problemsOf(inner, at, parsed))];
+}
+
+/** The schema under wrappers (optional, default, a pipe's input). */
+function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
+  const def = schema._zod.def as { type: string; innerType?: z.core.$ZodType; in?: z.core.$ZodType };
+  if (def.innerType !== undefined) return unwrap(def.innerType);
+  if (def.type === 'pipe' && def.in !== undefined) return unwrap(def.in);
+  return schema;
+}
+
+function unionOptions(schema: z.core.$ZodType): z.core.$ZodType[] | undefined {
+  const def = unwrap(schema)._zod.def as { type: string; options?: z.core.$ZodType[] };
+  return def.type === 'union' ? def.options : undefined;
+}
+
+/** The keys an object schema knows (for a union, those of every branch: first those of one branch only). */
+function keysOf(schema: z.core.$ZodType): string[] {
+  const options = unionOptions(schema);
+  if (options !== undefined) {
+    const keys = [...new Set(options.flatMap(keysOf))];
+    const inAll = (key: string) => options.every((option) => keysOf(option).includes(key));
+    return [...keys.filter((key) => !inAll(key)), ...keys.filter(inAll)];
+  }
+  const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> };
+  return def.type === 'object' && def.shape !== undefined ? Object.keys(def.shape) : [];
+}
+
+/** The schema that checks the value at `path` (in a union, the first branch that knows the next key). */
+function schemaAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): z.core.$ZodType | undefined {
+  if (path.length === 0) return schema;
+  const [key, ...rest] = path;
+  const options = unionOptions(schema);
+  if (options !== undefined) {
+    const option = options.find((o) => keysOf(o).includes(String(key)));
+    return option === undefined ? undefined : schemaAt(option, path);
+  }
+  const def = unwrap(schema)._zod.def as {
+    type: string;
+    shape?: Record<string, z.core.$ZodType>;
+    valueType?: z.core.$ZodType;
+    element?: z.core.$ZodType;
+  };
+  const next = def.type === 'object' ? def.shape?.[String(key)] : def.type === 'record' ? def.valueType : def.type === 'array' ? def.element : undefined;
+  return next === undefined ? undefined : schemaAt(next, rest);
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>((v, key) => (typeof v === 'object' && v !== null ? (v as Record<PropertyKey, unknown>)[key] : undefined), value);
 }
 
 /** Validates plain config data; relative paths are resolved against baseDir. */
 export function parseSidecarConfig(data: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): SidecarConfig {
-  const result = SidecarConfigSchema.safeParse(expandEnv(data, env));
-  if (!result.success) throw invalidConfig(formatIssues(result.error));
+  const input = expandEnv(data, env);
+  const result = SidecarConfigSchema.safeParse(input);
+  if (!result.success) throw invalidConfig(formatIssues(result.error, { schema: SidecarConfigSchema, input }));
   const config = result.data;
   for (const [graphName, graph] of Object.entries(config.graphs)) {
     if (Object.keys(graph.nodes).length === 0 && graph.probe === undefined) {

@@ -41,6 +41,38 @@ describe('sidecar config', () => {
     expect(message).toMatch(/graphs\.g\.nodes/);
   });
 
+  it('names a misspelt key, what is expected there and the key meant, and every other problem in the same message', () => {
+    const typos = {
+      ...minimal,
+      lisen: { port: 1 },
+      graphs: {
+        g: {
+          nodes: {
+            A: { comand: { argv: ['true'] }, timeoutMs: 0 },
+            B: { command: { argv: ['true'], cwdd: '/' } },
+            C: { http: { url: 'http://127.0.0.1:1/' }, module: { path: 'x.mjs' } },
+            D: { module: { pth: 'x.mjs' } },
+          },
+        },
+      },
+    };
+    expect(() => parseSidecarConfig(typos, '/')).toThrow(
+      new SidecarConfigError(
+        [
+          'invalid sidecar config:',
+          '  graphs.g.nodes.A: needs one of command, http, module',
+          '  graphs.g.nodes.A.timeoutMs: Too small: expected number to be >0',
+          '  graphs.g.nodes.A.comand: unknown key; did you mean command? (expected: command, http, module, timeoutMs, onSuccess, onFailure, idempotent)',
+          '  graphs.g.nodes.B.command.cwdd: unknown key; did you mean cwd? (expected: argv, env, cwd)',
+          '  graphs.g.nodes.C: needs exactly one of command, http, module; it has http, module',
+          '  graphs.g.nodes.D.module.path: missing: expected string',
+          '  graphs.g.nodes.D.module.pth: unknown key; did you mean path? (expected: path, export)',
+          '  lisen: unknown key; did you mean listen? (expected: listen, tokenFile, journal, bodyLimitBytes, maxActiveOperations, retainOperations, journalCompactionBytes, outputTailLines, killGraceMs, logLevel, graphs)',
+        ].join('\n'),
+      ),
+    );
+  });
+
   it('refuses a probe with both or neither of command and http', () => {
     const probe = { command: { argv: ['x'] }, http: { url: 'http://127.0.0.1:1/' } };
     expect(() => parseSidecarConfig({ ...minimal, graphs: { g: { probe, nodes: {} } } }, '/')).toThrow(/exactly one/);

@@ -87,6 +87,21 @@ describe('okt sidecar refuses a config that does not fit', () => {
     ]);
   });
 
+  it('a misspelt key of its YAML (comand:) is named with the key meant and the keys expected, with every other problem', async () => {
+    const dir = makeDir();
+    const config = path.join(dir, 'sidecar.yaml');
+    writeFileSync(
+      config,
+      'tokenFile: token\njournal: journal.jsonl\ngraphs:\n  database:\n    nodes:\n      Running:\n        comand: { argv: [/bin/true] }\n      Stopping:\n        command: { argv: [/bin/true] }\n        onSucess: [End]\n',
+    );
+    const lines = expectRefused(await okt(['sidecar', '--config', config]));
+    expect(lines).toEqual([
+      'graphs.database.nodes.Running: needs one of command, http, module',
+      'graphs.database.nodes.Running.comand: unknown key; did you mean command? (expected: command, http, module, timeoutMs, onSuccess, onFailure, idempotent)',
+      'graphs.database.nodes.Stopping.onSucess: unknown key; did you mean onSuccess? (expected: command, http, module, timeoutMs, onSuccess, onFailure, idempotent)',
+    ]);
+  });
+
   it('--graph checks a config that names no graph', async () => {
     const { config } = setUp({ database: { nodes: { Runing: run } } });
     const lines = expectRefused(await okt(['sidecar', '--config', config, '--graph', DATABASE_GRAPH]));
