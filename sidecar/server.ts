@@ -42,9 +42,9 @@ export interface RunningSidecar {
 
 export { SidecarTokenError };
 
-/** The address to listen on is taken (by another sidecar, say): nothing was read or written. */
-export class SidecarAddressInUseError extends Error {
-  override name = 'SidecarAddressInUseError';
+/** The sidecar cannot listen where its config says (the port is taken, by another sidecar say): nothing was read or written. */
+export class SidecarListenError extends Error {
+  override name = 'SidecarListenError';
 }
 
 /** The token requests must carry; a short one is refused (a guessable token is no protection). */
@@ -343,10 +343,11 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
     await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (error) {
     await app.close();
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    const address = `${config.listen.host}:${config.listen.port}`;
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw new SidecarListenError(`cannot listen on ${address}: ${(error as Error).message}`);
     const holder = journalHolder(config.journal);
-    throw new SidecarAddressInUseError(
-      `${config.listen.host}:${config.listen.port} is in use by another process` +
+    throw new SidecarListenError(
+      `${address} is in use by another process` +
         (holder === undefined ? '' : ` (the okt sidecar of pid ${holder} holds this config's journal ${config.journal})`),
     );
   }
@@ -360,7 +361,6 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       spawner.release();
     })());
 
-  spawner.retain();
   try {
     manager = await OperationManager.open(config, {
       onStarted(op) {
@@ -386,10 +386,10 @@ export async function startSidecar(config: SidecarConfig, options: SidecarOption
       },
     });
   } catch (error) {
-    spawner.release();
     await app.close();
     throw error;
   }
+  spawner.retain();
   const epoch = manager.epoch;
   const skippedLines = manager.journalSkippedLines;
   metrics.journalSkippedLines.inc(skippedLines);

@@ -14,7 +14,7 @@ export function sidecarCommand(): Command {
     .option('--graph <file>', "check the config against this graph file (repeatable; matched by the graph's name; instead of the config's graph:)", collect, [])
     .action(async (options: { config: string; port?: number; host?: string; graph: string[] }) => {
       // Loaded here, not at the top: every other okt command starts faster without fastify.
-      const { JournalIOError, JournalLockedError, SidecarAddressInUseError, SidecarConfigError, SidecarTokenError, invalidConfig, killAllProcessGroups, loadSidecarConfig, startSidecar } =
+      const { JournalIOError, JournalLockedError, SidecarListenError, SidecarConfigError, SidecarTokenError, invalidConfig, killAllProcessGroups, loadSidecarConfig, startSidecar } =
         await import('../../sidecar/index.ts');
       const { checkSidecarConfig } = await import('./sidecar-check.ts');
       let sidecar;
@@ -43,7 +43,7 @@ export function sidecarCommand(): Command {
         }
         // A bad config or token, or a port or journal another sidecar holds, is the user's to fix: say
         // what, without a stack trace (nothing of the journal was touched).
-        const known = [SidecarConfigError, SidecarTokenError, SidecarAddressInUseError, JournalLockedError];
+        const known = [SidecarConfigError, SidecarTokenError, SidecarListenError, JournalLockedError];
         if (!known.some((kind) => error instanceof kind)) throw error;
         process.stderr.write(`okt sidecar: ${(error as Error).message}\n`);
         process.exitCode = 2;

@@ -57,6 +57,8 @@ describe('a second okt sidecar on a journal another one holds', () => {
     const port = new URL(a.process.url).port;
     const samePort = await okt(['sidecar', '--config', configFile, '--port', port]);
     expectOneLine(samePort, new RegExp(`^okt sidecar: 127\\.0\\.0\\.1:${port} is in use by another process \\(the okt sidecar of pid ${a.process.child.pid} holds this config's journal ${journal}\\)\\n$`));
+    const noSuchAddress = await okt(['sidecar', '--config', configFile, '--host', '192.0.2.1']); // TEST-NET-1: no interface has it
+    expectOneLine(noSuchAddress, /^okt sidecar: cannot listen on 192\.0\.2\.1:0: listen EADDRNOTAVAIL: address not available 192\.0\.2\.1\n$/);
     expect(journalSnapshot(journal)).toEqual(before);
 
     await a.client.startOperation('op-2', { node: 'Count' });
