@@ -22,14 +22,12 @@ interface Holder {
 /** The journal is held by another live sidecar: nothing of it was read or written. */
 export class JournalLockedError extends Error {
   override name = 'JournalLockedError';
-  readonly holderPid: number;
   constructor(journal: string, holder: Holder) {
     const where = holder.host !== hostname() ? ` on host ${holder.host}` : holder.pid === process.pid ? ', this process' : '';
     super(
       `journal ${journal} is held by another okt sidecar (pid ${holder.pid}${where}, since ${holder.since}): stop it first` +
         (holder.host !== hostname() ? `, or remove ${lockFileOf(journal)} if it has ended` : ''),
     );
-    this.holderPid = holder.pid;
   }
 }
 
