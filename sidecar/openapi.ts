@@ -40,7 +40,11 @@ const json = (name: string) => ({ 'application/json': { schema: ref(name) } });
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
 const idParameter = { name: 'id', in: 'path', required: true, schema: jsonSchema(OperationIdSchema, 'input') };
 const security = [{ bearer: [] }];
-const common = { '400': problem('Invalid request (the problem names the field)'), '401': problem('Missing or wrong bearer token') };
+const common = {
+  '400': problem('Invalid request (the problem names the field)'),
+  '401': problem('Missing or wrong bearer token'),
+  '503': problem('Not serving: starting (its journal is being opened; no epoch yet), shutting down, or its journal failed (journal-failed: start it again)'),
+};
 
 /** Every answer carries the epoch header: added to each response of each path. */
 function withEpochHeader<T extends Record<string, Record<string, { responses: Record<string, JsonSchema> }>>>(paths: T): T {
@@ -140,13 +144,21 @@ export function buildOpenApiDocument(): JsonSchema {
           },
         },
       },
-      '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'Alive', content: json('Health') } } } },
+      '/healthz': {
+        get: {
+          summary: 'Liveness',
+          responses: {
+            '200': { description: 'Alive', content: json('Health') },
+            '503': { description: 'Its journal failed (status failed): start it again', content: json('Health') },
+          },
+        },
+      },
       '/readyz': {
         get: {
           summary: 'Readiness (the journal is loaded and the server listens)',
           responses: {
             '200': { description: 'Ready', content: json('Health') },
-            '503': { description: 'Not ready', content: json('Health') },
+            '503': { description: 'Not ready: starting, or its journal failed', content: json('Health') },
           },
         },
       },
