@@ -157,12 +157,9 @@ export function formatIssues(error: z.ZodError, parsed?: { schema: z.ZodType; in
 function problemsOf(issue: z.core.$ZodIssue, base: readonly PropertyKey[], parsed: { schema: z.ZodType; input: unknown } | undefined): ConfigProblem[] {
   const at = [...base, ...issue.path];
   const schema = parsed === undefined ? undefined : schemaAt(parsed.schema, at);
-  if (issue.code === 'unrecognized_keys') {
-    const known = schema === undefined ? [] : keysOf(schema);
-    return issue.keys.map((key) => ({
-      field: fieldName([...at, key]),
-      reason: known.length === 0 ? 'unknown key' : `unknown key${didYouMean(key, known)} (expected: ${known.join(', ')})`,
-    }));
+  if (issue.code === 'unrecognized_keys' && schema !== undefined) {
+    const known = keysOf(schema);
+    return issue.keys.map((key) => ({ field: fieldName([...at, key]), reason: `unknown key${didYouMean(key, known)} (expected: ${known.join(', ')})` }));
   }
   if (issue.code === 'invalid_type' && parsed !== undefined && valueAt(parsed.input, at) === undefined) {
     return [{ field: fieldName(at), reason: `missing: expected ${issue.expected}` }];
