@@ -22,7 +22,7 @@ import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpe
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
@@ -66,6 +66,7 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   rival: { min: 300, max: 2000 },
   'sidecar-forgets': { min: 0, max: 0 },
   'sidecar-replaced': { min: 0, max: 0 },
+  'sidecar-doubled': { min: 0, max: 0 },
   'action-fails': { min: 0, max: 0 },
   teardown: { min: 0, max: 0 },
   // How long the journal's disk stays full.
@@ -241,6 +242,9 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
             if (!progress.walked) await sidecar.waitForRunningAction(3000);
             await sidecar.forget(fault.kind === 'sidecar-forgets' ? 'kill' : 'term', heldUnfinished);
           });
+          break;
+        case 'sidecar-doubled':
+          await onSidecar(() => sidecar.startSecond());
           break;
         case 'action-fails':
           sidecar.failNext();

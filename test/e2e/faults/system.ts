@@ -3,7 +3,7 @@
 // port), and the operator replicas (`okt run` children, restarted like a kubelet restarts a pod).
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +15,7 @@ import { freePort } from '../../../src/net/free-ports.ts';
 import type { Operation } from '../../../src/sidecar-client/protocol.ts';
 import { readJournal, replayJournal } from '../../../sidecar/journal.ts';
 import { spawnSidecarProcess, type SidecarProcess } from '../../../sidecar/index.ts';
+import { okt } from '../../fixtures/okt-process.ts';
 import { killHard, spawnOperator, stopGracefully } from '../helpers/operator-process.ts';
 
 const TOKEN = 'fault-sidecar-token-0123456789abcdef';
@@ -203,6 +204,25 @@ export class SidecarUnderTest {
     this.crashes += 1;
     this.memoryLosses += 1;
     this.#process = await spawnSidecarProcess(this.configFile);
+  }
+
+  /**
+   * A second `okt sidecar` started on this one's config while it runs (a restart that did not wait for
+   * the old process): it must exit 2 with one line naming the port and journal this one holds, and
+   * leave the journal alone (the same file: the running one, far from journalCompactionBytes, rewrites
+   * it only at start), so that this one remembers all it accepts after.
+   */
+  async startSecond(): Promise<void> {
+    const running = this.#process;
+    if (running === undefined) return;
+    const journal = statSync(this.journalFile).ino;
+    const second = await okt(['sidecar', '--config', this.configFile]);
+    expect(second.code, `a second sidecar on the running one's config\n${second.stderr}`).toBe(2);
+    expect(second.stderr).toBe(
+      `okt sidecar: 127.0.0.1:${this.port} is in use by another process (the okt sidecar of pid ${running.child.pid} holds this config's journal ${this.journalFile})\n`,
+    );
+    expect(statSync(this.journalFile).ino, 'the journal a second sidecar was started on').toBe(journal);
+    expect(running.child.exitCode, 'the running sidecar, after a second was started on its config').toBeNull();
   }
 
   /** Operation id -> how many times its action started, from runs.log. */
