@@ -30,6 +30,7 @@ export function spawnSidecarProcess(configFile: string, env: NodeJS.ProcessEnv =
       if (!line.includes('"listening"')) return;
       resolve({ url: (JSON.parse(line) as { url: string }).url, child, exited, stderr: () => stderr });
     });
-    void exited.then((code) => reject(new Error(`okt sidecar exited with ${code}: ${stderr.trim()}`)));
+    // On 'close', once its stderr is read to the end ('exit' may come first): the error holds all it said.
+    child.on('close', (code) => reject(new Error(`okt sidecar exited with ${code}: ${stderr.trim()}`)));
   });
 }

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
-import { okt, type Run } from '../../fixtures/okt-process.ts';
 import { TOKEN, baseConfig, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
 
 const processes: SidecarProcess[] = [];
@@ -34,11 +33,22 @@ function journalSnapshot(journal: string): { inode: number; text: string } {
   return { inode: statSync(journal).ino, text: readFileSync(journal, 'utf8') };
 }
 
-function expectOneLine(result: Run, pattern: RegExp): void {
-  expect(result.code).toBe(2);
-  expect(result.stdout).not.toContain('listening');
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stderr).toMatch(pattern);
+/**
+ * A second `okt sidecar` on `configFile` (with more flags), which must exit 2 before it listens, with
+ * one line on stderr: that line. One that listens instead is killed with the others in afterAll.
+ */
+async function refused(configFile: string, args: string[] = []): Promise<string> {
+  const outcome = await spawnSidecar(configFile, {}, args).then(
+    (listening) => {
+      processes.push(listening);
+      return new Error(`a second sidecar listens at ${listening.url}`);
+    },
+    (error: unknown) => error as Error,
+  );
+  const match = /^okt sidecar exited with (\S+): ([\s\S]*)$/.exec(outcome.message);
+  expect(match?.[1], outcome.message).toBe('2');
+  expect(match?.[2]?.split('\n'), 'one line on stderr').toHaveLength(1);
+  return match?.[2] as string;
 }
 
 describe('a second okt sidecar on a journal another one holds', () => {
@@ -52,13 +62,15 @@ describe('a second okt sidecar on a journal another one holds', () => {
     const before = journalSnapshot(journal);
 
     // The same config (its port is 0: a free one), then the same config on the port the first one listens on.
-    const sameJournal = await okt(['sidecar', '--config', configFile]);
-    expectOneLine(sameJournal, new RegExp(`^okt sidecar: journal ${journal} is held by another okt sidecar \\(pid ${a.process.child.pid}, since .+\\): stop it first\\n$`));
+    expect(await refused(configFile)).toMatch(
+      new RegExp(`^okt sidecar: journal ${journal} is held by another okt sidecar \\(pid ${a.process.child.pid}, since .+\\): stop it first$`),
+    );
     const port = new URL(a.process.url).port;
-    const samePort = await okt(['sidecar', '--config', configFile, '--port', port]);
-    expectOneLine(samePort, new RegExp(`^okt sidecar: 127\\.0\\.0\\.1:${port} is in use by another process \\(the okt sidecar of pid ${a.process.child.pid} holds this config's journal ${journal}\\)\\n$`));
-    const noSuchAddress = await okt(['sidecar', '--config', configFile, '--host', '192.0.2.1']); // TEST-NET-1: no interface has it
-    expectOneLine(noSuchAddress, /^okt sidecar: cannot listen on 192\.0\.2\.1:0: listen EADDRNOTAVAIL: address not available 192\.0\.2\.1\n$/);
+    expect(await refused(configFile, ['--port', port])).toBe(
+      `okt sidecar: 127.0.0.1:${port} is in use by another process (the okt sidecar of pid ${a.process.child.pid} holds this config's journal ${journal})`,
+    );
+    // TEST-NET-1: no interface has it
+    expect(await refused(configFile, ['--host', '192.0.2.1'])).toBe('okt sidecar: cannot listen on 192.0.2.1:0: listen EADDRNOTAVAIL: address not available 192.0.2.1');
     expect(journalSnapshot(journal)).toEqual(before);
 
     await a.client.startOperation('op-2', { node: 'Count' });
