@@ -2,10 +2,11 @@
 // a running one (its journal held, or its port taken too) exits 2 with one line and leaves the journal
 // as it was, so the first one's memory survives: an operation it accepts after is known after its
 // restart and never run twice. A lock whose holder was killed (kill -9) is taken over.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LOCK_HEARTBEAT_MS, LOCK_STALE_MS } from '../../../sidecar/journal-lock.ts';
 import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 import { TOKEN, baseConfig, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
@@ -117,5 +118,21 @@ describe('a second okt sidecar on a journal another one holds', () => {
     writeFileSync(path.join(dir, 'journal.jsonl.lock'), JSON.stringify({ pid: process.pid, startTime: '1', host: hostname(), since: '2020-01-01T00:00:00.000Z' }));
     const sidecar = await start(configFile);
     expect(JSON.parse(readFileSync(path.join(dir, 'journal.jsonl.lock'), 'utf8'))).toMatchObject({ pid: sidecar.process.child.pid });
+  });
+
+  it('takes a lock of another host as held while its holder touches it, and over once it stopped (a Pod replaced on the same volume)', async () => {
+    const dir = makeDir();
+    const configFile = writeConfig(dir, baseConfig(dir, { demo: { nodes: { Count: { command: { argv: ['true'] } } } } }));
+    const lock = path.join(dir, 'journal.jsonl.lock');
+    writeFileSync(lock, JSON.stringify({ pid: 1, host: 'okt-db-7f9c-old', since: '2020-01-01T00:00:00.000Z' }));
+    expect(await refused(configFile)).toMatch(/^okt sidecar: journal .* is held by another okt sidecar \(pid 1 on host okt-db-7f9c-old, since .*\): stop it first \(a lock of another host is taken over once untouched for 15 s\)$/);
+    const stale = new Date(Date.now() - LOCK_STALE_MS - 1_000);
+    utimesSync(lock, stale, stale);
+    const sidecar = await start(configFile);
+    expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: sidecar.process.child.pid, host: hostname() });
+    // Its holder touches it, so that another host keeps taking it as held.
+    utimesSync(lock, stale, stale);
+    await new Promise((resolve) => setTimeout(resolve, LOCK_HEARTBEAT_MS + 1_000));
+    expect(Date.now() - statSync(lock).mtimeMs).toBeLessThan(LOCK_STALE_MS);
   });
 });
