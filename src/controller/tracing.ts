@@ -3,7 +3,9 @@
 // CloudEvent it committed, whose `traceparent` is that reconcile's. Exported over OTLP/HTTP when
 // configured; otherwise nothing is recorded (the API's no-op tracer).
 import type { Tracer } from '@opentelemetry/api';
-import { BatchSpanProcessor, OTLPTraceExporter, resourceFromAttributes, TracerProvider } from '#vendor/opentelemetry';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 export interface TracingOptions {
   /**
