@@ -13,8 +13,6 @@ COPY package.json package-lock.json ./
 # so the image's own Node runs the build.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-# The build bundles into vendor/ the dependencies okt vendors (devDependencies: not in the image's npm ci).
-COPY scripts/bundle-vendor.ts scripts/
 COPY bin bin
 COPY src src
 COPY sidecar sidecar
@@ -30,7 +28,6 @@ COPY --from=build /app/bin bin
 COPY --from=build /app/src src
 COPY --from=build /app/sidecar sidecar
 COPY --from=build /app/graphs graphs
-COPY --from=build /app/vendor vendor
 COPY crds crds
 # The node image's unprivileged user (uid 1000, what the generated Deployment runs as).
 USER node

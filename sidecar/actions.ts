@@ -3,7 +3,7 @@
 // operation succeeds, the graph handles it) or fails the operation.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { request } from '#vendor/undici';
+import { request } from 'undici';
 import { EventNameSchema, type Reason } from '../src/sidecar-client/protocol.ts';
 import type { ActionConfig } from './config.ts';
 import { LineTail, runProcess } from './process.ts';

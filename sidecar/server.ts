@@ -5,7 +5,7 @@
 // observations in their body too), so that the operator can tell a sidecar that forgot.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyReply, type FastifyRequest } from '#vendor/fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
 import {

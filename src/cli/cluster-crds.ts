@@ -6,7 +6,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type V1CustomResourceDefinition,
-} from '#vendor/client-node';
+} from '@kubernetes/client-node';
 import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT } from './errors.ts';
 import type { LifecycleResource } from './status-view.ts';

@@ -1,4 +1,4 @@
-import { Option, type Command } from '#vendor/commander';
+import { Option, type Command } from 'commander';
 import type { CrdNames } from '../kube/crd.ts';
 import { DEFAULT_STATUS_FORMAT, STATUS_FORMATS, type StatusFormat } from '../kube/status-format.ts';
 import { collectList } from './output.ts';

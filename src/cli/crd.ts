@@ -1,5 +1,5 @@
 // `okt crd FILE --group G --version V --kind K [--rbac]`: the CRD of a graph, and the operator's RBAC.
-import { Command, Option } from '#vendor/commander';
+import { Command, Option } from 'commander';
 import type { Graph } from '../graph/index.ts';
 import { generateCrd, type CrdNames } from '../kube/crd.ts';
 import { generateRbac } from '../kube/rbac.ts';

@@ -1,4 +1,4 @@
-import type { Command } from '#vendor/commander';
+import type { Command } from 'commander';
 
 /** The exit codes of every `okt` command (documented in docs/cli.md, "Exit codes"). */
 export const EXIT = {

@@ -1,5 +1,5 @@
 // `okt events tail`: a local CloudEvents sink printing the lifecycle stream, one line per event.
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import type { LifecycleEvent } from '../events/index.ts';
 import { untilSignal } from './signals.ts';
 

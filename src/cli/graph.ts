@@ -1,7 +1,7 @@
 // `okt graph validate | render | simulate FILE`: a graph checked, drawn and walked before any cluster exists;
 // `okt graph diff OLD NEW`: what a new revision changes; `okt graph check NEW --against-cluster`: what it
 // would do to the resources of a cluster.
-import { Command, Option } from '#vendor/commander';
+import { Command, Option } from 'commander';
 import { actionDrivenCycles, DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
 import { renderPath, toXStateSource } from '../machine/index.ts';
 import { addCrdFinderFlags } from './crd-names.ts';

@@ -1,7 +1,7 @@
 // `okt image build`: the repository's Dockerfile built with buildah (no Docker daemon), loaded into the node.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { buildImage, DEFAULT_TAG, ImageError, isSocket, loadIntoContainerd, normalizeReference } from '../cluster/image.ts';
 import { nodeContainerdSocket } from '../cluster/paths.ts';
 import { CliError, EXIT, runAction } from './errors.ts';

@@ -22,8 +22,6 @@ export interface OktDependency {
 export interface OktPackage {
   version: string;
   dependencies: Record<string, string>;
-  /** Optional peers (the Kubernetes client, whose KubeConfig okt's API takes): the project's own. */
-  peerDependencies?: Record<string, string>;
   devDependencies: Record<string, string>;
 }
 
@@ -73,7 +71,7 @@ export const GENERATED = { crd: 'k8s/crd.yaml', manifests: 'k8s/manifests.yaml' 
 export function packageJson(names: ProjectNames, okt: OktDependency, from: OktPackage): Record<string, unknown> {
   const commands = generateCommands(names);
   const range = (name: string): string => {
-    const found = from.dependencies[name] ?? from.peerDependencies?.[name] ?? from.devDependencies[name];
+    const found = from.dependencies[name] ?? from.devDependencies[name];
     if (found === undefined) throw new Error(`okt's package.json names no version of ${name}`);
     return found;
   };

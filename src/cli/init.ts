@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { CliError, EXIT, runAction, usageError } from './errors.ts';
 import { oktPackageRoot } from './package-root.ts';
 import {

@@ -1,6 +1,6 @@
 // The kinds `okt run` serves and `okt manifests` deploys: one graph (with --kind and --plural), or
 // several, one --kind-graph KIND[:PLURAL]=FILE[#EXPORT] per kind; --group and --version are every kind's.
-import type { Command } from '#vendor/commander';
+import type { Command } from 'commander';
 import type { Graph } from '../graph/index.ts';
 import { resolveCrdNames, type CrdNames } from '../kube/crd.ts';
 import type { GraphKind } from '../kube/manifests.ts';

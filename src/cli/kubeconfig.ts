@@ -1,4 +1,4 @@
-import { KubeConfig } from '#vendor/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { CliError, EXIT } from './errors.ts';
 
 /** The kubeconfig the way kubectl finds it (KUBECONFIG, ~/.kube/config, in-cluster), or a clear error. */

@@ -1,4 +1,4 @@
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { useUsageExitCode } from './errors.ts';
 import { version } from '../version.ts';
 

@@ -1,6 +1,6 @@
 // `okt manifests FILE --group G --version V --kind K` (or --kind-graph KIND=FILE once per kind):
 // everything to run the operator on a cluster.
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { generateManifests, sidecarSnippet, type HostAlias, type SecretKeyRef } from '../kube/manifests.ts';
 import { operatorName, singulars } from '../kube/rbac.ts';

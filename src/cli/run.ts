@@ -1,6 +1,6 @@
 // `okt run`: the operator of one graph's custom resources, or of several kinds each with its graph,
 // against the cluster KUBECONFIG names.
-import { Command, Option } from '#vendor/commander';
+import { Command, Option } from 'commander';
 import { addControllerRuntimeFlags, controllerRuntimeSettings, seconds } from '../controller/flags.ts';
 import { parseShard } from '../controller/lifecycle/shard.ts';
 import type { SidecarDefaults } from '../controller/lifecycle/sidecar-clients.ts';

@@ -1,5 +1,5 @@
 // `okt sidecar --config FILE [--graph FILE]`: check the config, then run the application sidecar until SIGTERM/SIGINT.
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { EXIT } from './errors.ts';
 import { untilSignal } from './signals.ts';
 

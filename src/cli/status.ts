@@ -1,6 +1,6 @@
 // `okt status [TYPE/]NAME`: a lifecycle custom resource read from the cluster, drawn on its graph.
 import { writeFileSync } from 'node:fs';
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import { addCrdFinderFlags, type CrdFinderFlags } from './crd-names.ts';
 import { runAction } from './errors.ts';
 import { colorsFor } from './output.ts';

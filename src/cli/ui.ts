@@ -1,5 +1,5 @@
 // `okt ui [TYPE]`: a web page of every CR of a kind on its graph, live from the API server's watch.
-import { Command, InvalidArgumentError, Option } from '#vendor/commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { addCrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
 import { untilSignal } from './signals.ts';

@@ -1,5 +1,5 @@
 // `okt up` (`npm start`): the whole local demo; `--ci` runs the same walk and exits.
-import { Command } from '#vendor/commander';
+import { Command } from 'commander';
 import pc from 'picocolors';
 import type { DemoOutput } from '../demo/database-demo.ts';
 import { CliError, EXIT, runAction } from './errors.ts';

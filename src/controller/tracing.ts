@@ -1,9 +1,9 @@
 // OpenTelemetry traces of a lifecycle: the reconcile that commits a transition (a root span), the
 // sidecar start of its action and the action's run (as the sidecar timed it), and the delivery of each
 // CloudEvent it committed, whose `traceparent` is that reconcile's. Exported over OTLP/HTTP when
-// configured; otherwise nothing is recorded (the API's no-op tracer).
+// configured; otherwise nothing is recorded (the API's no-op tracer), and the SDK is not even loaded
+// (about 0.1 s of CPU at every start of the operator or `import 'okt'`).
 import type { Tracer } from '@opentelemetry/api';
-import { BatchSpanProcessor, OTLPTraceExporter, resourceFromAttributes, TracerProvider } from '#vendor/opentelemetry';
 
 export interface TracingOptions {
   /**
@@ -24,9 +24,14 @@ export interface Tracing {
 const NAME = 'okt';
 
 /** Tracing when an endpoint is configured (given, or in the environment), else undefined. */
-export function startTracing(options: TracingOptions = {}, env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
+export async function startTracing(options: TracingOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
   const url = tracesUrl(options.endpoint, env);
   if (url === undefined) return undefined;
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, TracerProvider }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
   const exporter = new OTLPTraceExporter({ url });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName ?? env.OTEL_SERVICE_NAME ?? 'okt-operator' }),

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '#vendor/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { databaseGraph } from '../../graphs/database.ts';
 import { startControlPlane, type ControlPlane } from '../cluster/index.ts';
 import { createLogger } from '../controller/index.ts';

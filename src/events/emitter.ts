@@ -4,7 +4,7 @@
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { HTTP, type CloudEvent } from 'cloudevents';
 import { pino, type Logger } from 'pino';
-import { Agent, request } from '#vendor/undici';
+import { Agent, request } from 'undici';
 import type { OutboxEntry } from '../kube/lifecycle-resource.ts';
 import { parseCeOverrides, toCloudEvent, type CeOverrides, type EmittedResource } from './cloud-event.ts';
 import { backoffDelay, classifyStatus, type Backoff, type SendOutcome } from './delivery.ts';

@@ -1,6 +1,6 @@
 // W3C trace context in and out of OpenTelemetry spans: what a CloudEvent's `traceparent` carries.
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '#vendor/opentelemetry';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 const w3c = new W3CTraceContextPropagator();
 

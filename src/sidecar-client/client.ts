@@ -2,7 +2,7 @@
 // operation id), so every call is retried with capped exponential backoff and full jitter on network
 // errors, timeouts and 5xx/429. Answers are size-limited and validated with the protocol's zod schemas:
 // a malformed or hostile answer becomes a SidecarProtocolError, never a crash.
-import { Agent, request, type Dispatcher } from '#vendor/undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   API_PREFIX,

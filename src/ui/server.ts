@@ -3,7 +3,7 @@
 // allows nothing else).
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyReply } from '#vendor/fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import { APP_CSS, APP_JS, PAGE_HTML } from './page.ts';
 import type { UiMessage, UiState } from './state.ts';
 

@@ -57,7 +57,7 @@ describe('okt init: package.json', () => {
     const manifest = packageJson(names, vendored, OKT) as Record<string, any>;
     expect(manifest).toMatchObject({ name: 'my-app', type: 'module', private: true, dependencies: { okt: 'file:vendor/okt-0.1.0.tgz' }, allowScripts: { node: true } });
     expect(manifest.devDependencies).toEqual({
-      '@kubernetes/client-node': OKT.peerDependencies!['@kubernetes/client-node'],
+      '@kubernetes/client-node': OKT.dependencies['@kubernetes/client-node'],
       '@types/node': OKT.devDependencies['@types/node'],
       node: OKT.devDependencies.node,
       typescript: OKT.devDependencies.typescript,

@@ -9,8 +9,8 @@ describe('where traces go', () => {
     expect(tracesUrl('http://given:1', { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://env' })).toBe('http://given:1/v1/traces');
   });
 
-  test('nothing configured: no tracing at all', () => {
+  test('nothing configured: no tracing at all', async () => {
     expect(tracesUrl(undefined, {})).toBeUndefined();
-    expect(startTracing({}, {})).toBeUndefined();
+    expect(await startTracing({}, {})).toBeUndefined();
   });
 });

@@ -108,7 +108,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     };
   }
   const manager = new Manager(managerOptions);
-  const tracing = options.tracing === false ? undefined : startTracing(options.tracing ?? {});
+  const tracing = options.tracing === false ? undefined : await startTracing(options.tracing ?? {});
   const tracer = tracing === undefined ? {} : { tracer: tracing.tracer };
   const lifecycles: LifecycleController[] = [];
   // Every kind keys its CRs `namespace/name`, so one key may name CRs of two kinds: a delivery goes to

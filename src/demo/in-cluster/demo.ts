@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '#vendor/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../cluster/index.ts';
 import { buildImage, loadIntoContainerd } from '../../cluster/image.ts';

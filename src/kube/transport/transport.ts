@@ -1,4 +1,4 @@
-import { errors, Pool, type Dispatcher } from '#vendor/undici';
+import { errors, Pool, type Dispatcher } from 'undici';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { connectionFromKubeConfig, type ConnectionSettings } from './connection.ts';
 import { KubeApiError, WatchIdleError, parseStatus, type ApiStatus } from './errors.ts';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -11,7 +11,8 @@ import { okAsUser as ok, packOkt, PACKAGE, projectEnv as envOf, REPO, runAsUser 
 // project outside the repository, Node 24 brought by the project (the `node` package, as docs/use-as-dependency.md
 // says), okt installed from the tarball; then a TypeScript file that imports
 // every documented subpath, type-checked and run by that Node, `npx okt --version`, and the packaged
-// example sidecar config started as it is. npm fetches what its cache lacks from the registry. The
+// example sidecar config started as it is. The project installs the Kubernetes client itself, as code
+// that starts the operator does: npm keeps one copy, okt's and the project's. npm fetches what its cache lacks from the registry. The
 // user's shell (npm on the machine's Node, the project's Node inside it) is test/fixtures/npm-project.ts.
 
 const NODE_PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(REPO, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
@@ -38,6 +39,9 @@ beforeAll(async () => {
   });
   await timed('npm install node', () => ok('npm', ['install', '--save-dev', `node@${NODE_PACKAGE_VERSION}`], { cwd: project }));
   await timed('npm install okt', () => ok('npm', ['install', tarball], { cwd: project }));
+  // With okt's range (what `okt init` writes, and what makes npm dedupe the two).
+  const clientNode = `@kubernetes/client-node@${PACKAGE.dependencies['@kubernetes/client-node']}`;
+  await timed('npm install @kubernetes/client-node', () => ok('npm', ['install', clientNode], { cwd: project }));
   // For tsc: Node's own types (main.ts imports node:fs), which a TypeScript user installs; okt brings none.
   await timed('npm install @types/node', () => ok('npm', ['install', '--save-dev', `@types/node@${PACKAGE.devDependencies['@types/node']}`], { cwd: project }));
 }, 300_000);
@@ -89,6 +93,14 @@ describe('okt as a dependency of a new project (npm pack, npm install)', () => {
     expect(existsSync(path.join(project, 'node_modules/okt/dist/src/entry/index.js'))).toBe(true);
   });
 
+  it("holds one copy of each of okt's dependencies: one @kubernetes/client-node, the project's and okt's", () => {
+    const packageDirs = (readdirSync(path.join(project, 'node_modules'), { recursive: true }) as string[]).filter((file) => file.endsWith(`${path.sep}package.json`)).map(path.dirname);
+    for (const name of Object.keys(PACKAGE.dependencies)) {
+      const copies = packageDirs.filter((dir) => dir === name || dir.endsWith(`${path.sep}node_modules${path.sep}${name}`));
+      expect(copies, name).toEqual([name]);
+    }
+  });
+
   it('a TypeScript file importing every documented subpath type-checks (tsc --noEmit) and runs on the project Node', async () => {
     writeFileSync(
       path.join(project, 'tsconfig.json'),
@@ -128,6 +140,10 @@ import { parseSidecarConfig, startSidecar, type ActionContext, type ModuleAction
 import { createLifecycleEventReceiver, LifecycleEventError, parseLifecycleEvent, type LifecycleEvent } from 'okt/events';
 import { SidecarClient, type Operation } from 'okt/sidecar-client';
 import { startControlPlane } from 'okt/cluster';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeTransport } from 'okt';
 
 const graph = defineGraph({
   name: 'broker',
@@ -155,6 +171,26 @@ const command: Operation = await client.waitForOperation('running-1', { timeoutM
 await client.close();
 await sidecar.close();
 
+// The project's own KubeConfig through okt's API: a GET to a stand-in API server, with the user's token.
+let authorization: string | undefined;
+const apiServer = createServer((request, response) => {
+  authorization = request.headers.authorization;
+  response.setHeader('content-type', 'application/json');
+  response.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { mode: 'fast' } }));
+});
+await new Promise<void>((resolve) => apiServer.listen(0, '127.0.0.1', resolve));
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromOptions({
+  clusters: [{ name: 'local', server: \`http://127.0.0.1:\${(apiServer.address() as AddressInfo).port}\`, skipTLSVerify: true }],
+  users: [{ name: 'me', token: 'my-token' }],
+  contexts: [{ name: 'local', cluster: 'local', user: 'me' }],
+  currentContext: 'local',
+});
+const transport = await KubeTransport.fromKubeConfig(kubeConfig);
+const configMap = await transport.get({ group: '', version: 'v1', plural: 'configmaps' }, 'default', 'settings');
+await transport.close();
+apiServer.close();
+
 // The consumer helpers: a receiver, and the parser's error naming the attribute.
 const received: LifecycleEvent[] = [];
 const receiver = await createLifecycleEventReceiver({ onEvent: (event) => void received.push(event) });
@@ -178,6 +214,7 @@ console.log(JSON.stringify({
   receiver: { status: refused.status, received: received.length },
   parseError: field,
   startControlPlane: typeof startControlPlane,
+  kube: { authorization, data: configMap.data },
 }));
 `,
     );
@@ -199,6 +236,7 @@ console.log(JSON.stringify({
       receiver: { status: 400, received: 0 },
       parseError: expect.any(String),
       startControlPlane: 'function',
+      kube: { authorization: 'Bearer my-token', data: { mode: 'fast' } },
     });
   });
 
