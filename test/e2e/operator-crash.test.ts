@@ -5,6 +5,7 @@ import { databaseGraph } from '../../graphs/database.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, type DatabaseObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
@@ -84,7 +85,7 @@ describe('the operator killed with SIGKILL', () => {
           await killHard(operator);
         }
       }),
-      { numRuns: 4 },
+      { numRuns: fcRuns(4) },
     );
   });
 });

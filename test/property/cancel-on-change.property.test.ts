@@ -7,6 +7,7 @@ import { loadGraph, type Graph } from '../../src/graph/index.ts';
 import { TERMINAL_PHASES } from '../../src/kube/lifecycle-resource.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const policyArb = fc.constantFrom(undefined, true, { onDesiredChange: true }, { onDelete: true });
 
@@ -63,6 +64,6 @@ test('every cancel is of the running operation, at a node cancellable on a chang
       }
       for (const op of sim.started.values()) expect(op.starts).toBe(1);
     }),
-    { numRuns: 300 },
+    { numRuns: fcRuns(300) },
   );
 });

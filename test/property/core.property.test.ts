@@ -5,6 +5,7 @@ import { DEFAULT_STATE, loadGraph, type Graph } from '../../src/graph/index.ts';
 import { decide, toXStateMachine, XSTATE_EVENT, xstateKey } from '../../src/machine/index.ts';
 import { createPlanner } from '../../src/plan/index.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 /** A graph, one of its nodes, and a random event list: children, DefaultState, other nodes, junk. */
 const caseArb = graphArb.chain((graph) =>
@@ -77,7 +78,7 @@ describe('properties over random valid graphs', () => {
         const [snapshot] = transition(machine, machine.resolveState({ value: xstateKey(current) }), { type: XSTATE_EVENT, events });
         expect(snapshot.value).toBe(xstateKey(decide(graph, current, events)));
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     );
   });
 
@@ -106,7 +107,7 @@ describe('properties over random valid graphs', () => {
           }
         }
       }),
-      { numRuns: 100 },
+      { numRuns: fcRuns(100) },
     );
   });
 });

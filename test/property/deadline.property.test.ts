@@ -4,6 +4,7 @@ import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import { loadGraph } from '../../src/graph/index.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const caseArb = fc.record({
   deadlineMs: fc.integer({ min: 1, max: 3_600_000 }),
@@ -65,7 +66,7 @@ describe('node deadline properties', () => {
           expect(findCondition(sim.status?.conditions ?? [], 'Stalled')).toMatchObject({ status: 'True', reason: 'DeadlineExceeded' });
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     );
   });
 });

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeliveryMark, EVENTS_DELIVERED_BEFORE } from '../../src/controller/lifecycle/delivery-mark.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 type Op =
   | { kind: 'tick'; ms: number }
@@ -77,7 +78,7 @@ describe('the delivery mark in the Lease', () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     );
   });
 });

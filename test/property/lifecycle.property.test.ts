@@ -6,6 +6,7 @@ import type { StepEffects } from '../../src/controller/lifecycle/step.ts';
 import { inStatusFormat } from '../../src/controller/lifecycle/status-format.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const walkArb = graphArb.chain((graph) =>
   fc.record({
@@ -164,7 +165,7 @@ describe('lifecycle step promises under a misbehaving world', () => {
           expect(op.starts, `runs of ${id}`).toBeLessThanOrEqual(allowed);
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: fcRuns(2000) },
     );
   });
 
@@ -189,7 +190,7 @@ describe('lifecycle step promises under a misbehaving world', () => {
         }
         expect([...lean.started]).toEqual([...full.started]);
       }),
-      { numRuns: 1000 },
+      { numRuns: fcRuns(1000) },
     );
   });
 

@@ -9,6 +9,7 @@ import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { predictMigration, resolveDesired } from '../../src/plan/index.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 interface Edit {
   rename: boolean[];
@@ -120,7 +121,7 @@ describe('graph upgrades under live resources', () => {
         const sequences = [...events.keys()].sort((a, b) => a - b);
         expect(sequences).toEqual(sequences.map((_, i) => i + 1));
       }),
-      { numRuns: 400 },
+      { numRuns: fcRuns(400) },
     );
     // The edits must exercise upgrades, not only invalid graphs.
   });

@@ -10,6 +10,7 @@ import { loadGraph, type Graph } from '../../src/graph/index.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 /** `n`, a whole number from 0: -1 is a value the schema refuses. */
 const PARAMS = { type: 'object', properties: { n: { type: 'integer', minimum: 0, default: 0 } } };
@@ -82,6 +83,6 @@ test('parameters: committed with the values of the spec, started once with them,
       const operation = sim.status?.operation;
       if (operation !== undefined && graph.node(operation.node).onParamsChange === 'Rerun') expect(operation.params).toEqual({ n: last });
     }),
-    { numRuns: 300 },
+    { numRuns: fcRuns(300) },
   );
 });

@@ -13,6 +13,7 @@ import { loadGraph, renderDot, renderMermaid } from '../../src/graph/index.ts';
 import { createPlanner } from '../../src/plan/index.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { tempFiles } from '../fixtures/temp-files.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const { dir, file } = tempFiles('okt-cli-graph-');
 const graphIndex = pathToFileURL(path.resolve('src/graph/index.ts')).href;
@@ -186,7 +187,7 @@ describe('simulate (through the xstate machine)', () => {
           expect(sim.path).toEqual([from, ...route]);
         }
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     );
   });
 });

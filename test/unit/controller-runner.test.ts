@@ -9,6 +9,7 @@ import {
 } from '../../src/controller/index.ts';
 import { KubeApiError, KubeTransport } from '../../src/kube/transport/index.ts';
 import type { ReconcileResult } from '../../src/controller/controller.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
@@ -58,7 +59,7 @@ describe('Controller', () => {
           expect([...owed]).toEqual([]);
         },
       ),
-      { numRuns: 50 },
+      { numRuns: fcRuns(50) },
     );
   });
 

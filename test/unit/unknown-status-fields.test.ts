@@ -6,6 +6,7 @@ import { generateCrd } from '../../src/kube/crd.ts';
 import { lifecycleStatusSchema, type LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import { statusToWrite } from '../../src/kube/unknown-status-fields.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:01:00.000Z';
@@ -109,7 +110,7 @@ describe('statusToWrite: a status write keeps the fields okt does not know', () 
           }
         }
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     );
   });
 });

@@ -14,6 +14,7 @@ import { lifecycleSpecSchema } from '../../../src/kube/lifecycle-resource.ts';
 import { InputCounts } from '../../integration/bad-input/hostile-http.ts';
 import { createNamespace, e2eKubeConfig, expectHttpError, mergePatch } from '../helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from '../helpers/lifecycle.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
@@ -208,7 +209,7 @@ describe('fast-check specs through the real API server, the operator running', (
           await waitForDatabase(kc, namespace, name, 'repaired: Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
         }));
       }),
-      { numRuns: 4, endOnFailure: true },
+      { numRuns: fcRuns(4), endOnFailure: true },
     );
   });
 });
@@ -277,7 +278,7 @@ describe('a rival writes junk into /status', () => {
         expect(resumed.status?.path).toEqual(before.status?.path);
         expect(resumed.status?.transition).toBe(before.status?.transition);
       }),
-      { numRuns: 12, endOnFailure: true },
+      { numRuns: fcRuns(12), endOnFailure: true },
     );
     await expectCanaryConverges();
   });

@@ -21,6 +21,7 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -612,7 +613,7 @@ export async function assertUnderFaults(env: RunEnvironment, bounds: ScenarioBou
       for (const kind of bounds.kinds) expect(run.faults[kind], `${kind} faults injected`).toBeGreaterThan(0);
       total = addTallies(total, run);
     }),
-    { numRuns, endOnFailure: true },
+    { numRuns: fcRuns(numRuns), endOnFailure: true },
   );
   return total!;
 }

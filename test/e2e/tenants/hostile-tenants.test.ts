@@ -18,6 +18,7 @@ import { SIDECAR_TOKEN_SECRET_TYPE } from '../../../src/kube/lifecycle-resource.
 import { createNamespace, e2eKubeConfig, httpStatusOf, kubectl, mergePatch, waitFor } from '../helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { killHard, spawnOperator } from '../helpers/operator-process.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
@@ -283,7 +284,7 @@ describe('hostile tenants', () => {
           if (c.disguise !== 'plain') counts.add(`URL disguised (${c.disguise}): judged by its real host`);
         }));
       }),
-      { numRuns: 3, endOnFailure: true },
+      { numRuns: fcRuns(3), endOnFailure: true },
     );
   });
 
@@ -376,7 +377,7 @@ describe('hostile tenants', () => {
           }));
         },
       ),
-      { numRuns: 2, endOnFailure: true },
+      { numRuns: fcRuns(2), endOnFailure: true },
     );
   });
 

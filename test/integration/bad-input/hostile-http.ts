@@ -3,6 +3,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 /** How many inputs each category tried; printed in afterAll so the lead can report them. */
 export class InputCounts {
@@ -199,6 +200,6 @@ export async function assertRawFramingRefused(port: number, counts: InputCounts,
       const answer = await rawExchange(port, chunks, { timeoutMs: 1_000 });
       if (answer.status !== undefined) expectProblemAnswer(answer, JSON.stringify(chunks.map(String)).slice(0, 200));
     }),
-    { numRuns },
+    { numRuns: fcRuns(numRuns) },
   );
 }

@@ -12,6 +12,7 @@ import {
 } from '../../../src/events/index.ts';
 import { resourceFor, simulatedOutbox } from '../../unit/events-fixtures.ts';
 import { InputCounts, arbBody, arbHeaders, arbMethod, arbPath, assertRawFramingRefused, expectProblemAnswer, rawExchange } from './hostile-http.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 const counts = new InputCounts('CloudEvents receiver');
 const received: LifecycleEvent[] = [];
@@ -192,7 +193,7 @@ describe('parseLifecycleEvent', () => {
         }
         expectNames(expectRefusal(error, label).field, expectedField(mutation), label);
       }),
-      { numRuns: 600 },
+      { numRuns: fcRuns(600) },
     );
   });
 
@@ -207,7 +208,7 @@ describe('parseLifecycleEvent', () => {
         const result = parseOrRefusal(headers, body);
         if (!(result instanceof LifecycleEventError)) expect(() => JSON.stringify(result)).not.toThrow();
       }),
-      { numRuns: 800 },
+      { numRuns: fcRuns(800) },
     );
   });
 
@@ -217,7 +218,7 @@ describe('parseLifecycleEvent', () => {
         counts.add('parse: valid events');
         expectWhole(parseLifecycleEvent(wire.headers, wire.body), wire);
       }),
-      { numRuns: 100 },
+      { numRuns: fcRuns(100) },
     );
   });
 });
@@ -241,7 +242,7 @@ describe('the receiver under hostile HTTP', () => {
         expectNames(String(problem.field), expectedField(mutation), JSON.stringify(mutation).slice(0, 200));
         expect(received.length).toBe(before);
       }),
-      { numRuns: 150 },
+      { numRuns: fcRuns(150) },
     );
     await expectStillAccepting();
   });
@@ -264,7 +265,7 @@ describe('the receiver under hostile HTTP', () => {
         else if (answer.status === 400) expect(problem.field, label).toEqual(expect.any(String));
         else expect(answer.status, label).toBe(413);
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     );
     await expectStillAccepting();
   });

@@ -9,6 +9,7 @@ import {
   ObservationSchema, OperationSchema, SidecarClient, SidecarError, SidecarProblemError, SidecarProtocolError, SidecarUnavailableError, type Operation,
 } from '../../../src/sidecar-client/index.ts';
 import { InputCounts, deepJson } from './hostile-http.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 const counts = new InputCounts('sidecar answers to the client');
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
@@ -95,7 +96,7 @@ test('any answer becomes a protocol-valid value or a typed SidecarError', async 
       expect([SidecarProblemError, SidecarProtocolError, SidecarUnavailableError].some((type) => outcome.error instanceof type), label).toBe(true);
       expect((outcome.error as Error).message, label).not.toMatch(/\n\s+at /);
     }),
-    { numRuns: 300 },
+    { numRuns: fcRuns(300) },
   );
   // and a proper answer still gets through
   answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(operation('a')));

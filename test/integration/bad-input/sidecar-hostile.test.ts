@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TOKEN, baseConfig, makeDir, removeDirs, startInProcess, type InProcess } from '../sidecar/helpers.ts';
 import { InputCounts, arbBody, arbHeaders, arbMethod, arbPath, assertRawFramingRefused, expectProblemAnswer, rawExchange } from './hostile-http.ts';
+import { fcRuns } from '../../fixtures/fast-check.ts';
 
 const counts = new InputCounts('sidecar');
 let app: InProcess;
@@ -87,7 +88,7 @@ describe('the sidecar under hostile HTTP', () => {
         else if (path.startsWith('/v1/') && !authorized) expect([answer.status, problem.field], label).toEqual([401, 'header.authorization']);
         else if (answer.status === 400) expect(problem.field, label).toEqual(expect.any(String));
       }),
-      { numRuns: 250 },
+      { numRuns: fcRuns(250) },
     );
     await expectStillServing();
   });
@@ -106,7 +107,7 @@ describe('the sidecar under hostile HTTP', () => {
         const problem = expectRefused(answer, label);
         if ([400, 413, 415].includes(answer.status)) expect(problem.field, label).toMatch(/^(body|path|header)/);
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     );
     await expectStillServing();
   });
