@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { loadGraph, paramsSchema, type Graph } from '../graph/index.ts';
-import { lifecycleSpecSchema, lifecycleStatusSchema } from './lifecycle-resource.ts';
+import { lifecycleSpecSchema, lifecycleStatusSchema, SIDECAR_URL_PATTERN } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
 import { DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
 
@@ -84,8 +84,12 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const desiredState = (spec.properties as Record<string, JsonSchema>).desiredState!;
   desiredState.enum = desiredStateNames(graph);
   desiredState.description = `The node of the "${graph.name}" graph the application should reach (a former name of a node stands for it).`;
-  const params = paramsSchema(graph);
   const specFields = spec.properties as Record<string, JsonSchema>;
+  // A URL okt never calls is refused by the server itself, naming the field (the operator judges it again).
+  const sidecarUrl = (specFields.sidecar!.properties as Record<string, JsonSchema>).url!;
+  sidecarUrl.pattern = SIDECAR_URL_PATTERN;
+  sidecarUrl.description = 'The sidecar of this CR: an http or https URL (in any case) with a host and no user info.';
+  const params = paramsSchema(graph);
   if (params === undefined) delete specFields.params;
   else {
     specFields.params = { ...params, description: `The parameters of the "${graph.name}" graph's actions: the graph's own, and each node's.` };

@@ -20,7 +20,21 @@ export const SIDECAR_TOKEN_SECRET_TYPE = 'okt.dev/sidecar-token';
 
 export const onLeafSchema = z.enum(['Delete', 'Keep']);
 
-/** spec of a lifecycle CR. desiredState is checked against the graph by the CRD's enum and again here. */
+/**
+ * The sidecar URLs a CR may name, as the CRD's `pattern` for spec.sidecar.url: what the WHATWG parser
+ * (the operator's) reads as http or https (in any case, the slashes after the colon as it takes them)
+ * with a host and no user info. The API server refuses any other, naming the field: okt never calls
+ * one. No stricter than the operator: a 1.20 API server checks a CR's whole object on every write, its
+ * status too, so a URL an earlier okt called but this refused would freeze that CR. Nor looser: the
+ * operator stalls a stored CR (from an earlier CRD) with such a URL, SidecarNotAllowed. Kubernetes
+ * matches `pattern` with Go's RE2; this means the same in RE2 and JavaScript (no `\s` nor `.`).
+ */
+export const SIDECAR_URL_PATTERN = String.raw`^[hH][tT][tT][pP][sS]?:[/\\]*[^/?#@\\]+([/?#\\]|$)`;
+
+/**
+ * spec of a lifecycle CR. desiredState is checked against the graph by the CRD's enum and again here;
+ * sidecar.url by the CRD's SIDECAR_URL_PATTERN and again by the operator's sidecar policy.
+ */
 export const lifecycleSpecSchema = z.object({
   desiredState: z.string().min(1),
   sidecar: z

@@ -5,7 +5,10 @@ import { databaseGraph } from '../../graphs/database.ts';
 import { classifySecretFailure, notAllowedRefusal, SECRET_RETRY_MS, SidecarSecretError } from '../../src/controller/lifecycle/error-policy.ts';
 import { parseSidecarUrlPattern, SidecarUrlPatternError, SidecarUrlPolicy } from '../../src/controller/lifecycle/sidecar-policy.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
+import { generateCrd } from '../../src/kube/crd.ts';
+import { lifecycleSpecSchema, SIDECAR_URL_PATTERN } from '../../src/kube/lifecycle-resource.ts';
 import { KubeApiError } from '../../src/kube/transport/errors.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 
 const allowed = (policy: SidecarUrlPolicy, url: string) => {
@@ -73,6 +76,56 @@ describe('SidecarUrlPolicy', () => {
         const inAllowed = host === 'okt-sidecar.ops' || host.endsWith('.apps.svc.cluster.local') || host === 'sidecars.example.com' || host === '10.0.0.7';
         if (!inAllowed) expect(allowed(policy, url)).toBe(false);
       }),
+    );
+  });
+});
+
+describe('the CRD refuses at the door exactly the sidecar URLs the operator refuses', () => {
+  const policy = new SidecarUrlPolicy({ defaultUrl: 'http://okt-sidecar.ops:8479' });
+  const door = new RegExp(SIDECAR_URL_PATTERN);
+  /** What the server stores and the operator parses: the CRD's pattern, then the operator's spec schema. */
+  const passesTheDoor = (url: string) => door.test(url) && lifecycleSpecSchema.safeParse({ desiredState: 'Running', sidecar: { url } }).success;
+
+  test('the CRD carries the pattern on spec.sidecar.url', () => {
+    const crd = generateCrd(databaseGraph, { group: 'okt.dev', version: 'v1alpha1', kind: 'Database' }) as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, any> } } } }[] } };
+    expect(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.sidecar.properties.url.pattern).toBe(SIDECAR_URL_PATTERN);
+  });
+
+  test.each([
+    // seed -1037935223 of test/e2e/bad-input/cr-specs.test.ts: format "uri" took it, the operator did not
+    ['xP7:', 'not http or https'],
+    ['file:///etc/passwd', 'not http or https'],
+    ['mailto:a@example.com', 'not http or https'],
+    ['http://okt-sidecar.ops:8479@evil.example/', 'user info'],
+    ['http://user:pw@okt-sidecar.ops:8479/', 'user info'],
+    ['HTTP://u@okt-sidecar.ops:8479', 'user info'],
+  ])('%s: refused by the door, and by the operator (%s) in a CR stored before the door', (url, problem) => {
+    expect(door.test(url)).toBe(false);
+    expect(policy.judge(url)).toMatchObject({ kind: 'invalid', problem: expect.stringContaining(problem) });
+  });
+
+  // The WHATWG parser's leniency, which an earlier okt called: the door must not freeze such a stored CR.
+  test.each(['http://okt-sidecar.ops:8479', 'HTTP://OKT-SIDECAR.ops:8479/a/../', 'https://[::1]:8479/x?q#f', 'http://okt-sidecar.ops:8479\\sub', 'http://a/@b', 'http:okt-sidecar.ops:8479', 'HTTPS:///x\\\\y', 'http:\\\\okt-sidecar.ops/'])('%s passes the door and the operator reads it', (url) => {
+    expect(passesTheDoor(url)).toBe(true);
+    expect(policy.judge(url).kind).toBe('url');
+  });
+
+  test('property: the door takes a URL the server and zod take exactly when the operator reads it as http or https without user info (the door also refuses an empty one, "http://@host")', () => {
+    const scheme = fc.constantFrom('http', 'https', 'HTTP', 'hTtPs', 'ftp', 'xP7', 'file', '');
+    const separator = fc.constantFrom('://', ':', ':/', ':///', '//', ':\\\\', '');
+    const host = fc.oneof(fc.domain(), fc.ipV4(), fc.ipV6().map((ip) => `[${ip}]`), fc.string({ maxLength: 12 }), fc.webAuthority({ withUserInfo: true, withPort: true, withIPv4: true, withIPv6: true }));
+    const rest = fc.oneof(fc.constant(''), fc.webPath(), fc.string({ maxLength: 12 }), fc.constantFrom('/@evil', '\\@evil', '@evil', '?q', '#f', ' ', '\t/x', ':8479'));
+    const url = fc.oneof(fc.tuple(scheme, separator, host, rest).map((parts) => parts.join('')), fc.webUrl({ withQueryParameters: true, withFragments: true, authoritySettings: { withUserInfo: true, withPort: true } }), fc.string({ maxLength: 40 }));
+    fc.assert(
+      fc.property(url, (raw) => {
+        if (passesTheDoor(raw)) expect(policy.judge(raw), raw).toMatchObject({ kind: 'url' });
+        // format "uri" (Go's url.Parse) refuses control characters, and a leading space or one: never stored
+        const storable = !/[\x00-\x1f\x7f]|^ /.test(raw);
+        if (storable && lifecycleSpecSchema.safeParse({ desiredState: 'Running', sidecar: { url: raw } }).success && policy.judge(raw).kind === 'url' && !door.test(raw)) {
+          expect(raw, 'refused only for an "@" before the host').toMatch(/^[^:]+:[/\\]*[^/?#\\]*@/);
+        }
+      }),
+      { numRuns: fcRuns(2000) },
     );
   });
 });

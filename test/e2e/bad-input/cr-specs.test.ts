@@ -1,6 +1,7 @@
 // fast-check generated Database specs through the real API server with the operator running in this
 // process. Each spec is refused by the server (naming the field), or accepted and then handled: a valid
-// one converges, an invalid one gets InvalidSpec naming the field. A canary still converges after every
+// one converges, an invalid one gets InvalidSpec naming the field, a sidecar URL the operator will not
+// call gets SidecarNotAllowed naming the field. A canary still converges after every
 // batch. Then a rival writes junk the server accepts into /status: InvalidStatus (or UnknownState) names
 // the field, nothing else in status is overwritten, and removing the junk lets the operator resume.
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -10,7 +11,8 @@ import { databaseGraph } from '../../../graphs/database.ts';
 import { startOperator, type RunningOperator } from '../../../src/controller/lifecycle/index.ts';
 import { createLogger } from '../../../src/controller/index.ts';
 import { createLifecycleEventReceiver, type LifecycleEventReceiver } from '../../../src/events/index.ts';
-import { lifecycleSpecSchema } from '../../../src/kube/lifecycle-resource.ts';
+import { SidecarUrlPolicy } from '../../../src/controller/lifecycle/sidecar-policy.ts';
+import { lifecycleSpecSchema, SIDECAR_URL_PATTERN, type LifecycleSpec } from '../../../src/kube/lifecycle-resource.ts';
 import { InputCounts } from '../../integration/bad-input/hostile-http.ts';
 import { createNamespace, e2eKubeConfig, expectHttpError, mergePatch } from '../helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from '../helpers/lifecycle.ts';
@@ -25,6 +27,8 @@ let namespace: string;
 let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
 let sink: LifecycleEventReceiver;
 let operator: RunningOperator;
+/** The operator's view of a CR's sidecar URL: the same policy it is started with below. */
+let sidecarPolicy: SidecarUrlPolicy;
 let serial = 0;
 
 beforeAll(async () => {
@@ -32,6 +36,7 @@ beforeAll(async () => {
   namespace = await createNamespace(kc, 'okt-bad-input');
   sidecar = await startNoopSidecar();
   sink = await createLifecycleEventReceiver({ onEvent: () => {} });
+  sidecarPolicy = new SidecarUrlPolicy({ defaultUrl: sidecar.url });
   operator = await startOperator({
     kubeConfig: kc,
     graph: databaseGraph,
@@ -74,6 +79,20 @@ const set = (path: string[], value: unknown) => (spec: Record<string, unknown>) 
 };
 /** URIs: Kubernetes checks format "uri" loosely; zod's z.url() wants an absolute URL. */
 const uriLike = fc.oneof(fc.constantFrom('/relative/path', '/', 'not a url', 'http//missing-colon', 'relative', 'http://', '::', 'http://exa mple.com/', '%zz', '?q'), fc.webPath(), fc.string({ maxLength: 30 }));
+const SIDECAR_URL = new RegExp(SIDECAR_URL_PATTERN);
+/** A spec.sidecar.url: the CRD's pattern refuses a string it does not match; the operator judges the rest. */
+function sidecarUrlFault(url: unknown): Fault {
+  return { field: 'spec.sidecar.url', kind: typeof url === 'string' && !SIDECAR_URL.test(url) ? 'refused' : 'maybe', apply: set(['sidecar'], { url }) };
+}
+/** The operator's own sidecar, its scheme in upper case: the same URL to the server, the policy and the client. */
+const ownSidecarUpperCase: Fault = { field: 'spec.sidecar.url', kind: 'maybe', apply: (spec) => set(['sidecar'], { url: sidecar.url.replace(/^http:/, 'HTTP:') })(spec) };
+/** Sidecar URLs: junk, other schemes, user info, and http URLs of foreign hosts (SidecarNotAllowed: no Secret names their token). */
+const sidecarUrls = fc.oneof(
+  uriLike,
+  fc.constantFrom('xP7:', 'mailto:a@example.com', 'ftp://example.com/', 'file:///etc/passwd', 'HTTPS:example.com', 'http:///example.com', 'http://user:pw@example.com/', 'http://a\\@example.com/'),
+  fc.webUrl({ withQueryParameters: true, withFragments: true }),
+  fc.webUrl({ authoritySettings: { withUserInfo: true, withPort: true } }),
+);
 
 const arbFault: fc.Arbitrary<Fault> = fc.oneof(
   fc.oneof(fc.string({ maxLength: 40 }).filter((s) => !NODES.includes(s)), huge, fc.constantFrom('running', 'RUNNING', ' Running', 'End ', 'DefaultState')).map((v) => ({ field: 'spec.desiredState', kind: 'refused' as const, apply: set(['desiredState'], v) })),
@@ -84,7 +103,7 @@ const arbFault: fc.Arbitrary<Fault> = fc.oneof(
   notAString.map((v) => ({ field: 'spec.onLeaf', kind: 'maybe' as const, apply: set(['onLeaf'], v) })),
   fc.oneof(notAString.filter((v) => typeof v !== 'object' || Array.isArray(v)), fc.string({ maxLength: 10 })).map((v) => ({ field: 'spec.sidecar', kind: 'maybe' as const, apply: set(['sidecar'], v) })),
   fc.constant({ field: 'spec.sidecar.url', kind: 'refused' as const, apply: set(['sidecar'], { tokenSecretRef: { name: 'a', key: 'b' } }) }),
-  notAString.map((v) => ({ field: 'spec.sidecar.url', kind: 'maybe' as const, apply: set(['sidecar'], { url: v }) })),
+  notAString.map(sidecarUrlFault),
   fc.constantFrom(
     { field: 'spec.sidecar.tokenSecretRef.name', value: { key: 'token' } },
     { field: 'spec.sidecar.tokenSecretRef.name', value: { name: '', key: 'token' } },
@@ -92,7 +111,8 @@ const arbFault: fc.Arbitrary<Fault> = fc.oneof(
   ).map(({ field, value }) => ({ field, kind: 'refused' as const, apply: (spec: Record<string, unknown>) => set(['sidecar'], { url: sidecar.url, tokenSecretRef: value })(spec) })),
   notAString.map((v) => ({ field: 'spec.eventSink', kind: 'maybe' as const, apply: set(['eventSink'], v) })),
   uriLike.map((v) => ({ field: 'spec.eventSink', kind: 'maybe' as const, apply: set(['eventSink'], v) })),
-  uriLike.map((v) => ({ field: 'spec.sidecar.url', kind: 'maybe' as const, apply: set(['sidecar'], { url: v }) })),
+  sidecarUrls.map(sidecarUrlFault),
+  fc.constant(ownSidecarUpperCase),
   // unknown fields and nested junk, at the top of spec and inside sidecar: pruned by the server
   fc.record({ key: fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9]{0,15}$/).filter((k) => !['desiredState', 'sidecar', 'paused', 'onLeaf', 'eventSink'].includes(k)), value: fc.jsonValue({ maxDepth: 5 }) })
     .map(({ key, value }) => ({ field: `spec.${key}`, kind: 'pruned' as const, apply: set([key], value) })),
@@ -131,8 +151,17 @@ function build(valid: Record<string, unknown>, faults: readonly Fault[]): Record
   return spec;
 }
 
+/** Whether the operator refuses the sidecar a parsed spec names (SidecarNotAllowed): a URL it never calls, or one its token may not go to. */
+function sidecarRefused(spec: LifecycleSpec): boolean {
+  if (spec.sidecar === undefined) return false;
+  // The faults that name a Secret are all refused by the server: no accepted spec here names one.
+  expect(spec.sidecar.tokenSecretRef).toBeUndefined();
+  const verdict = sidecarPolicy.judge(spec.sidecar.url);
+  return verdict.kind === 'invalid' || !verdict.operatorTokenAllowed;
+}
+
 /** What the operator must make of an accepted CR, from the spec the server stored. */
-async function expectHandled(name: string, stored: DatabaseObject, faults: readonly Fault[], label = `stored ${JSON.stringify(stored.spec).slice(0, 200)}`): Promise<'converged' | 'invalid'> {
+async function expectHandled(name: string, stored: DatabaseObject, faults: readonly Fault[], label = `stored ${JSON.stringify(stored.spec).slice(0, 200)}`): Promise<'converged' | 'invalid' | 'sidecar refused'> {
   for (const fault of faults.filter((f) => f.kind === 'pruned')) expect(JSON.stringify(stored.spec), `${name}: ${fault.field} pruned`).not.toContain('"junk"');
   const parsed = lifecycleSpecSchema.safeParse(stored.spec);
   if (!parsed.success) {
@@ -150,6 +179,13 @@ async function expectHandled(name: string, stored: DatabaseObject, faults: reado
     expect(db.status?.state).toBe('Start');
     return 'converged';
   }
+  if (sidecarRefused(spec)) {
+    const db = await waitForDatabase(kc, namespace, name, `SidecarNotAllowed (${label})`, (o) => conditionOf(o, 'Stalled')?.reason === 'SidecarNotAllowed');
+    expect(conditionOf(db, 'Stalled')?.message, name).toContain('spec.sidecar.url');
+    expect(conditionOf(db, 'Ready')?.status, name).toBe('False');
+    expect(db.status?.state, `${name}: nothing moved`).toBe('Start');
+    return 'sidecar refused';
+  }
   if (spec.desiredState === 'End' && spec.onLeaf !== 'Keep') {
     expect(await waitForGone(kc, namespace, name)).toBe(true);
     return 'converged';
@@ -160,6 +196,8 @@ async function expectHandled(name: string, stored: DatabaseObject, faults: reado
   expect(db.status?.transition).toBe((db.status?.path.length ?? 0) - 1);
   return 'converged';
 }
+
+const OUTCOMES = { converged: 'converged', invalid: 'InvalidSpec', 'sidecar refused': 'SidecarNotAllowed' } as const;
 
 async function expectCanaryConverges(): Promise<void> {
   const name = `canary-${(serial += 1)}`;
@@ -180,7 +218,7 @@ describe('fast-check specs through the real API server, the operator running', (
   test('each spec is refused naming the field, converges, or gets InvalidSpec naming the field; the canary still converges', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(arbCase, { minLength: 30, maxLength: 30 }), async (cases) => {
-        const invalid: string[] = [];
+        const stalled: string[] = [];
         await Promise.all(cases.map(async ({ valid, faults }) => {
           const name = `spec-${(serial += 1)}`;
           const spec = build(valid, faults);
@@ -199,17 +237,23 @@ describe('fast-check specs through the real API server, the operator running', (
           }
           expect(faults.filter((f) => f.kind === 'refused').map((f) => f.field), `${label}: accepted, stored ${JSON.stringify(created.obj.spec).slice(0, 300)}`).toEqual([]);
           const outcome = await expectHandled(name, created.obj, faults);
-          counts.add(outcome === 'invalid' ? 'specs accepted, InvalidSpec' : 'specs accepted, converged');
-          if (outcome === 'invalid') invalid.push(name);
+          counts.add(`specs accepted, ${OUTCOMES[outcome]}`);
+          if (outcome !== 'converged') stalled.push(name);
         }));
         await expectCanaryConverges();
         // a repaired spec resumes: the operator reads it again and walks on
-        await Promise.all(invalid.map(async (name) => {
+        await Promise.all(stalled.map(async (name) => {
           await api.patchSpec(namespace, name, { desiredState: 'Running', onLeaf: 'Keep', paused: null, sidecar: null, eventSink: null });
           await waitForDatabase(kc, namespace, name, 'repaired: Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
         }));
       }),
-      { numRuns: fcRuns(4), endOnFailure: true },
+      {
+        numRuns: fcRuns(4),
+        endOnFailure: true,
+        // Seed -1037935223 once failed: the server took sidecar.url "xP7:" (format uri is loose), so the
+        // test waited for convergence while the operator stalled SidecarNotAllowed ("not http or https").
+        examples: [[[{ valid: { desiredState: 'Running', onLeaf: 'Keep' }, faults: [sidecarUrlFault('xP7:')] }]]],
+      },
     );
   });
 });

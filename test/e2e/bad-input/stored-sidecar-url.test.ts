@@ -1,0 +1,102 @@
+// A sidecar URL okt never calls is refused by the API server (the CRD's pattern on spec.sidecar.url).
+// A CR stored under an earlier okt's CRD, which took such a URL, keeps its meaning under today's
+// operator and CRD: SidecarNotAllowed naming the field, nothing sent, and it moves once repaired.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { databaseGraph } from '../../../graphs/database.ts';
+import { startOperator, type RunningOperator } from '../../../src/controller/lifecycle/index.ts';
+import { createLogger } from '../../../src/controller/index.ts';
+import { generateCrd } from '../../../src/kube/crd.ts';
+import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, expectHttpError, waitFor, type CrdManifest } from '../helpers/index.ts';
+import { conditionOf, lifecycleObjects, startNoopSidecar, waitForObject, type LifecycleObject } from '../helpers/lifecycle.ts';
+
+// A kind of its own: this file replaces its CRD, which other files must not see.
+const STORED = { group: 'stored-url.okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
+const todaysCrd = generateCrd(databaseGraph, STORED) as unknown as CrdManifest;
+/** The CRD okt generated before the pattern: spec.sidecar.url had format "uri" only. */
+const earlierCrd = withoutSidecarUrlPattern(todaysCrd);
+
+const kc = e2eKubeConfig();
+const api = lifecycleObjects(kc, STORED);
+let namespace: string;
+let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
+let operator: RunningOperator | undefined;
+
+function withoutSidecarUrlPattern(crd: CrdManifest): CrdManifest {
+  const earlier = structuredClone(crd) as unknown as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: { sidecar: { properties: { url: Record<string, unknown> } } } } } } } }[] } };
+  const url = earlier.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.sidecar.properties.url;
+  delete url.pattern;
+  delete url.description;
+  return earlier as unknown as CrdManifest;
+}
+
+async function runOperator(): Promise<RunningOperator> {
+  return startOperator({
+    kubeConfig: kc,
+    graph: databaseGraph,
+    resource: STORED,
+    namespace,
+    sidecar: { url: sidecar.url, token: sidecar.token },
+    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
+  });
+}
+
+const notAllowed = (o: LifecycleObject) => conditionOf(o, 'Stalled')?.reason === 'SidecarNotAllowed';
+
+beforeAll(async () => {
+  await applyCrd(kc, earlierCrd);
+  namespace = await createNamespace(kc, 'okt-stored-url');
+  sidecar = await startNoopSidecar();
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await sidecar?.close();
+  await deleteCrd(kc, `${STORED.plural}.${STORED.group}`);
+});
+
+describe('sidecar URLs okt never calls', () => {
+  const stored = {
+    'not-http': { url: 'xP7:', problem: 'not http or https' },
+    'user-info': { url: '', problem: 'user info' },
+  };
+
+  test('stored under the earlier CRD: SidecarNotAllowed naming spec.sidecar.url, before and after today\'s CRD; refused at the door once it is applied; repaired, the CR moves', async () => {
+    stored['user-info'].url = sidecar.url.replace('http://', 'http://okt@');
+    for (const [name, { url }] of Object.entries(stored)) await api.create(namespace, name, { desiredState: 'Running', onLeaf: 'Keep', sidecar: { url } });
+    operator = await runOperator();
+    for (const [name, { problem }] of Object.entries(stored)) {
+      const db = await waitForObject(api, namespace, name, 'SidecarNotAllowed', notAllowed);
+      expect(conditionOf(db, 'Stalled')?.message).toContain('spec.sidecar.url');
+      expect(conditionOf(db, 'Stalled')?.message).toContain(problem);
+      expect(db.status?.state).toBe('Start');
+    }
+    const before = await Promise.all(Object.keys(stored).map((name) => api.get(namespace, name)));
+
+    await applyCrd(kc, todaysCrd);
+    // The server takes a new schema a moment after it is Established: probe until it refuses.
+    const refusal = await waitFor('today\'s CRD to refuse "xP7:"', async () => {
+      const created = await api.create(namespace, `probe-${Date.now()}`, { desiredState: 'Running', sidecar: { url: 'xP7:' } }).then(() => undefined, (error: unknown) => error);
+      return created === undefined ? undefined : expectHttpError(Promise.reject(created));
+    });
+    expect(refusal.status).toBe(422);
+    expect(refusal.message).toContain('spec.sidecar.url');
+    const userInfo = await expectHttpError(api.create(namespace, 'user-info-new', { desiredState: 'Running', sidecar: { url: stored['user-info'].url } }));
+    expect(userInfo.message).toContain('spec.sidecar.url');
+
+    // A new operator reads every CR again: the stored ones keep their meaning, their status untouched.
+    await operator.stop();
+    operator = await runOperator();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    for (const [i, name] of Object.keys(stored).entries()) {
+      const now = await api.get(namespace, name);
+      expect(now.status, name).toEqual(before[i]!.status);
+      expect(now.metadata.finalizers ?? [], `${name}: no finalizer while refused`).toEqual([]);
+    }
+
+    // Repaired, each moves on.
+    for (const name of Object.keys(stored)) {
+      await api.patchSpec(namespace, name, { sidecar: { url: sidecar.url } });
+      await waitForObject(api, namespace, name, 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+    }
+  });
+});
