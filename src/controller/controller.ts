@@ -1,4 +1,4 @@
-import { isConflict, objectKey, permissionProblem, type KubeObject } from '../kube/transport/index.ts';
+import { invalidStoredObjectProblem, isConflict, objectKey, permissionProblem, type KubeObject } from '../kube/transport/index.ts';
 import type { Informer } from './informer.ts';
 import { WorkQueue } from './workqueue.ts';
 import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
@@ -136,9 +136,12 @@ export class Controller {
       this.queue.addRateLimited(key);
       const retries = this.queue.numRequeues(key);
       const durationMs = round(performance.now() - started);
+      const invalid = invalidStoredObjectProblem(err);
       // Another writer (or this controller's own earlier write) changed the object since it was read:
       // an expected retry under optimistic concurrency, worth one line, not an error with its stack.
       if (isConflict(err)) log.info({ retries, durationMs }, `write conflict, looked at again: ${err.message}`);
+      // Bad input stored before its CRD refused it: one line naming the fields, no stack trace.
+      else if (invalid !== undefined) log.error({ retries, durationMs }, invalid);
       else log.error({ err, retries, durationMs }, permissionProblem(err) ?? 'reconcile failed');
     } finally {
       this.#metrics?.reconcileTotal.labels(this.name, outcome).inc();

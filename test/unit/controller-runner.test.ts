@@ -121,6 +121,32 @@ describe('Controller', () => {
     expect(lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 
+  it('a write the API server refuses because the stored object fails its CRD now is one line naming the field, no stack trace, retried with backoff', async () => {
+    const { lines, logger } = captureLogs();
+    let calls = 0;
+    const done = deferred();
+    const message = 'Database.okt.dev "old" is invalid: spec.sidecar.url: Invalid value: "xP7:": spec.sidecar.url in body should match \'^[hH]\'';
+    const controller = new Controller({
+      name: 'stored', logger, queue: new WorkQueue({ rateLimiter: new ExponentialFailureRateLimiter(1, 10) }),
+      reconcile: async () => {
+        calls += 1;
+        if (calls < 3) throw new KubeApiError({ statusCode: 422, method: 'PUT', path: '/apis/okt.dev/v1alpha1/namespaces/ns/databases/old/status', status: { kind: 'Status', reason: 'Invalid', message } });
+        done.resolve();
+      },
+    });
+    controller.start();
+    controller.enqueue('ns/old');
+    await done.promise;
+    await controller.stop();
+    const failed = lines.filter((line) => line.level === 'error');
+    expect(failed).toHaveLength(2);
+    for (const line of failed) {
+      expect(line).toMatchObject({ key: 'ns/old', msg: expect.stringContaining('spec.sidecar.url in body should match') });
+      expect(line.msg).toContain('edit the fields named');
+      expect(line).not.toHaveProperty('err');
+    }
+  });
+
   it('reconciles again after requeueAfter', async () => {
     let calls = 0;
     const second = deferred();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KubeApiError, permissionProblem } from '../../src/kube/transport/index.ts';
+import { invalidStoredObjectProblem, KubeApiError, permissionProblem } from '../../src/kube/transport/index.ts';
 
 describe('permissionProblem', () => {
   it('names the refused request, the server message and what to do for a 403', () => {
@@ -18,5 +18,21 @@ describe('permissionProblem', () => {
   it('is undefined for any other error', () => {
     expect(permissionProblem(new KubeApiError({ statusCode: 409, method: 'PUT', path: '/x' }))).toBeUndefined();
     expect(permissionProblem(new Error('boom'))).toBeUndefined();
+  });
+});
+
+describe('invalidStoredObjectProblem', () => {
+  const invalid = (method: string) => new KubeApiError({ statusCode: 422, method, path: '/apis/okt.dev/v1alpha1/namespaces/a/databases/db/status', status: { kind: 'Status', reason: 'Invalid', message: 'Database.okt.dev "db" is invalid: spec.sidecar.url: Invalid value: "xP7:": spec.sidecar.url in body should match \'^[hH]\'' } });
+
+  it('says that a write of a stored object fails its CRD now, names the field, and what to do', () => {
+    const problem = invalidStoredObjectProblem(invalid('PUT'));
+    expect(problem).toContain('spec.sidecar.url in body should match');
+    expect(problem).toContain('edit the fields named');
+  });
+
+  it('is undefined for a create and for any other error', () => {
+    expect(invalidStoredObjectProblem(invalid('POST'))).toBeUndefined();
+    expect(invalidStoredObjectProblem(new KubeApiError({ statusCode: 409, method: 'PUT', path: '/x' }))).toBeUndefined();
+    expect(invalidStoredObjectProblem(new Error('boom'))).toBeUndefined();
   });
 });

@@ -50,6 +50,20 @@ export function permissionProblem(err: unknown): string | undefined {
   );
 }
 
+/**
+ * What a 422 on a write of a stored object means, in one line: the object no longer passes its CRD's
+ * schema (a later CRD refuses what an earlier one took, and an API server without ratcheting, such as
+ * 1.20, checks the whole object on every write, its status too). Undefined for any other error, and
+ * for a create (the caller's own object). No retry fixes it: a person edits the object.
+ */
+export function invalidStoredObjectProblem(err: unknown): string | undefined {
+  if (!isKubeApiError(err, 422) || err.method === 'POST') return undefined;
+  return (
+    `the API server refuses every write of this object, its status too: it no longer passes its CRD's schema (${err.status?.message ?? 'invalid'}); ` +
+    'edit the fields named so that they do (it was stored under an earlier CRD); until then nothing is written to it'
+  );
+}
+
 /** 410: the resourceVersion a list or watch started from is no longer in the server's history. */
 export const isGone = (err: unknown): err is KubeApiError => isKubeApiError(err, 410);
 

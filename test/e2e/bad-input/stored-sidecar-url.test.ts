@@ -1,6 +1,9 @@
 // A sidecar URL okt never calls is refused by the API server (the CRD's pattern on spec.sidecar.url).
 // A CR stored under an earlier okt's CRD, which took such a URL, keeps its meaning under today's
-// operator and CRD: SidecarNotAllowed naming the field, nothing sent, and it moves once repaired.
+// operator and CRD: SidecarNotAllowed naming the field, nothing sent, and it moves once repaired. One
+// no operator saw before today's CRD cannot be written at all on this server (it validates the whole
+// object on every write, status too): the operator says so in one line naming the field.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import { startOperator, type RunningOperator } from '../../../src/controller/lifecycle/index.ts';
@@ -29,6 +32,15 @@ function withoutSidecarUrlPattern(crd: CrdManifest): CrdManifest {
   return earlier as unknown as CrdManifest;
 }
 
+/** The operator's log lines, parsed. */
+const logLines: Record<string, unknown>[] = [];
+const logDestination = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+    done();
+  },
+});
+
 async function runOperator(): Promise<RunningOperator> {
   return startOperator({
     kubeConfig: kc,
@@ -36,7 +48,7 @@ async function runOperator(): Promise<RunningOperator> {
     resource: STORED,
     namespace,
     sidecar: { url: sidecar.url, token: sidecar.token },
-    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
+    logger: createLogger({ level: 'warn', destination: logDestination }),
   });
 }
 
@@ -60,7 +72,7 @@ describe('sidecar URLs okt never calls', () => {
     'user-info': { url: '', problem: 'user info' },
   };
 
-  test('stored under the earlier CRD: SidecarNotAllowed naming spec.sidecar.url, before and after today\'s CRD; refused at the door once it is applied; repaired, the CR moves', async () => {
+  test('stored under the earlier CRD: SidecarNotAllowed naming spec.sidecar.url, kept under today\'s CRD, which refuses such a URL at the door; one never seen gets one log line naming the field; repaired, each moves', async () => {
     stored['user-info'].url = sidecar.url.replace('http://', 'http://okt@');
     for (const [name, { url }] of Object.entries(stored)) await api.create(namespace, name, { desiredState: 'Running', onLeaf: 'Keep', sidecar: { url } });
     operator = await runOperator();
@@ -71,6 +83,9 @@ describe('sidecar URLs okt never calls', () => {
       expect(db.status?.state).toBe('Start');
     }
     const before = await Promise.all(Object.keys(stored).map((name) => api.get(namespace, name)));
+    // Stored while no operator runs, so under the earlier CRD with no status at all.
+    await operator.stop();
+    await api.create(namespace, 'unseen', { desiredState: 'Running', onLeaf: 'Keep', sidecar: { url: 'xP7:' } });
 
     await applyCrd(kc, todaysCrd);
     // The server takes a new schema a moment after it is Established: probe until it refuses.
@@ -84,17 +99,24 @@ describe('sidecar URLs okt never calls', () => {
     expect(userInfo.message).toContain('spec.sidecar.url');
 
     // A new operator reads every CR again: the stored ones keep their meaning, their status untouched.
-    await operator.stop();
+    const restartedAt = logLines.length;
     operator = await runOperator();
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const unseenLine = await waitFor('the operator\'s line about unseen', async () => logLines.find((line) => line.key === `${namespace}/unseen`));
+    expect(unseenLine.msg).toContain('spec.sidecar.url in body should match');
+    expect(unseenLine.msg).toContain('edit the fields named');
+    expect(unseenLine).not.toHaveProperty('err');
+    // The stored ones were listed with it; 2 s is many reconciles here, for a write they must not get.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     for (const [i, name] of Object.keys(stored).entries()) {
       const now = await api.get(namespace, name);
       expect(now.status, name).toEqual(before[i]!.status);
       expect(now.metadata.finalizers ?? [], `${name}: no finalizer while refused`).toEqual([]);
     }
+    const storedErrors = logLines.slice(restartedAt).filter((line) => line.level === 'error' && Object.keys(stored).some((name) => line.key === `${namespace}/${name}`));
+    expect(storedErrors, 'no write tried for the stored ones').toEqual([]);
 
     // Repaired, each moves on.
-    for (const name of Object.keys(stored)) {
+    for (const name of [...Object.keys(stored), 'unseen']) {
       await api.patchSpec(namespace, name, { sidecar: { url: sidecar.url } });
       await waitForObject(api, namespace, name, 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
     }
