@@ -4,6 +4,7 @@ import { DEFAULT_STATE } from '../../src/graph/index.ts';
 import { maxTurnsWithin, REST_MS } from '../../src/controller/lifecycle/cycle-brake.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim, type ActionOutcome } from '../fixtures/lifecycle-sim.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 /** How long each world runs: shorter than a rest, so the brake's count never starts again on its own. */
 const WINDOW_S = 60;
@@ -50,6 +51,6 @@ test('in any graph and any world, a CR makes no more transitions without a spec 
       // Every transition turns a cycle but those into nodes the path has not seen: the first visit of each node.
       expect(sim.status!.transition).toBeLessThanOrEqual(2 * maxTurnsWithin(WINDOW_S * 1000) + names.length);
     }),
-    { numRuns: 60 },
+    { numRuns: fcRuns(60) },
   );
 }, 120_000);

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { bornAfter, EpochMemory, type EpochPosition } from '../../src/controller/lifecycle/epoch-news.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
 
 const SIDECARS = [
   { url: 'http://db/', name: 'replica A' },
@@ -80,7 +81,7 @@ describe('a CR is offered only the sidecar events it had a part in', () => {
           previousLook = { at: now, url: epoch.url };
         }
       }),
-      { numRuns: 500 },
+      { numRuns: fcRuns(500) },
     );
   });
 });

@@ -211,7 +211,7 @@ describe('lifecycle step promises under a misbehaving world', () => {
           }
         }
       }),
-      { numRuns: 500 },
+      { numRuns: fcRuns(500) },
     );
   });
 
@@ -236,7 +236,7 @@ describe('lifecycle step promises under a misbehaving world', () => {
           expect(effects.startOperation).toBeUndefined();
         }
       }),
-      { numRuns: 500 },
+      { numRuns: fcRuns(500) },
     );
   });
 
