@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseSidecarConfig, startSidecar, type RunningSidecar } from '../../../sidecar/index.ts';
 import { spawnSidecarProcess } from '../../../sidecar/spawn.ts';
-export type { SidecarProcess } from '../../../sidecar/spawn.ts';
+import type { SidecarProcess } from '../../../sidecar/spawn.ts';
+export type { SidecarProcess };
 import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 
 export const TOKEN = 'integration-test-token-0123456789';
@@ -66,6 +67,37 @@ export async function startInProcess(dir: string, config: unknown): Promise<InPr
 
 /** Runs `okt sidecar --config FILE` as a real process and resolves once it listens. */
 export const spawnSidecar = spawnSidecarProcess;
+
+/** A real sidecar process and a client of it. */
+export interface SpawnedSidecar {
+  process: SidecarProcess;
+  client: SidecarClient;
+}
+
+/**
+ * The sidecar processes a test file starts, each with a client: `start` spawns one, `stopAll` (the
+ * file's afterAll) closes the clients, kills what still runs and removes the temp dirs.
+ */
+export function sidecarProcesses(): { processes: SidecarProcess[]; start(configFile: string): Promise<SpawnedSidecar>; stopAll(): Promise<void> } {
+  const processes: SidecarProcess[] = [];
+  const clients: SidecarClient[] = [];
+  return {
+    processes,
+    async start(configFile) {
+      const process = await spawnSidecar(configFile);
+      processes.push(process);
+      const client = new SidecarClient({ baseUrl: process.url, token: TOKEN, retries: 0 });
+      clients.push(client);
+      return { process, client };
+    },
+    async stopAll() {
+      for (const client of clients) await client.close();
+      for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+      await Promise.all(processes.map((p) => p.exited));
+      removeDirs();
+    },
+  };
+}
 
 /** True while a process with this pid exists. */
 export function alive(pid: number): boolean {

@@ -8,26 +8,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCK_HEARTBEAT_MS, LOCK_STALE_MS } from '../../../sidecar/journal-lock.ts';
 import { parseSidecarConfig, startSidecar } from '../../../sidecar/index.ts';
-import { SidecarClient } from '../../../src/sidecar-client/index.ts';
-import { TOKEN, baseConfig, makeDir, removeDirs, spawnSidecar, writeConfig, type SidecarProcess } from './helpers.ts';
+import { baseConfig, makeDir, sidecarProcesses, spawnSidecar, writeConfig } from './helpers.ts';
 
-const processes: SidecarProcess[] = [];
-const clients: SidecarClient[] = [];
-
-afterAll(async () => {
-  for (const client of clients) await client.close();
-  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  await Promise.all(processes.map((p) => p.exited));
-  removeDirs();
-});
-
-async function start(configFile: string): Promise<{ process: SidecarProcess; client: SidecarClient }> {
-  const process = await spawnSidecar(configFile);
-  processes.push(process);
-  const client = new SidecarClient({ baseUrl: process.url, token: TOKEN, retries: 0 });
-  clients.push(client);
-  return { process, client };
-}
+const { processes, start, stopAll } = sidecarProcesses();
+afterAll(stopAll);
 
 /** The journal as a second sidecar must leave it: the same file (inode), the same bytes. */
 function journalSnapshot(journal: string): { inode: number; text: string } {

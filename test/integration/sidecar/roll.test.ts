@@ -6,32 +6,16 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 import { okt } from '../../fixtures/okt-process.ts';
-import { TOKEN, baseConfig, eventually, makeDir, removeDirs, spawnSidecar, type SidecarProcess } from './helpers.ts';
+import { baseConfig, eventually, makeDir, sidecarProcesses, type SpawnedSidecar } from './helpers.ts';
 
-const processes: SidecarProcess[] = [];
-const clients: SidecarClient[] = [];
-
-afterAll(async () => {
-  for (const client of clients) await client.close();
-  for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-  await Promise.all(processes.map((p) => p.exited));
-  removeDirs();
-});
+const { start, stopAll } = sidecarProcesses();
+afterAll(stopAll);
 
 const sh = (script: string) => ({ command: { argv: ['sh', '-c', script] } });
 const SLOW = sh('while [ ! -e go ]; do sleep 0.05; done; echo "$OKT_OPERATION_ID" >> slow-runs');
 
-async function start(configFile: string): Promise<{ process: SidecarProcess; client: SidecarClient }> {
-  const process = await spawnSidecar(configFile);
-  processes.push(process);
-  const client = new SidecarClient({ baseUrl: process.url, token: TOKEN, retries: 0 });
-  clients.push(client);
-  return { process, client };
-}
-
-async function stop(sidecar: { process: SidecarProcess }): Promise<void> {
+async function stop(sidecar: SpawnedSidecar): Promise<void> {
   sidecar.process.child.kill('SIGTERM');
   expect(await sidecar.process.exited).toBe(0);
 }
