@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { aptGetInstall } from '../../../src/util/apt.ts';
 
 /** Where Debian's postgresql-15 puts its programs (pg.sh uses the same). */
 export const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
@@ -15,7 +15,5 @@ export function ensurePostgresInstalled(log: (line: string) => void = () => {}):
     throw new Error(`PostgreSQL 15 is not installed (${POSTGRES_BIN}/postgres is missing): install Debian's postgresql-15, e.g. sudo apt-get install postgresql-15`);
   }
   log('installing postgresql-15 with apt-get (once)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update'], { stdio: 'ignore', env });
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'postgresql-15'], { stdio: 'ignore', env });
+  aptGetInstall(['postgresql-15']);
 }

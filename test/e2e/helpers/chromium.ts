@@ -1,9 +1,10 @@
 // A real headless Chromium (Debian's package) driven over the Chrome DevTools Protocol: a small client
 // on Node's own WebSocket, no puppeteer or playwright (they would download a browser of their own).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { aptGetInstall } from '../../../src/util/apt.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -17,11 +18,7 @@ export function ensureChromium(log: (line: string) => void = (line) => process.s
     throw new Error(`Chromium is not installed (${CHROMIUM} is missing): install Debian's chromium, e.g. sudo apt-get install chromium`);
   }
   log('installing chromium with apt-get (once)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  // Another test may be installing a package at the same time: wait for dpkg's lock rather than fail.
-  const lock = ['-o', 'DPkg::Lock::Timeout=300'];
-  execFileSync('apt-get', [...lock, 'update'], { stdio: 'ignore', env });
-  execFileSync('apt-get', [...lock, 'install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore', env });
+  aptGetInstall(['chromium']);
   return CHROMIUM;
 }
 
