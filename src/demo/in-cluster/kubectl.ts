@@ -9,14 +9,19 @@ export class KubectlError extends Error {}
 /** Run kubectl against this kubeconfig; resolves with stdout, rejects with its stderr. */
 export function kubectl(kubeconfig: string, args: readonly string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new KubectlError(`kubectl ${args.join(' ')} failed (exit ${code}): ${err.trim()}`))));
-    child.stdin.end(input ?? '');
+    if (input !== undefined) {
+      // kubectl may end before reading all of it (a refused request): its exit code and stderr say why,
+      // and the write's EPIPE would otherwise be an uncaught error.
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(input);
+    }
   });
 }
 
