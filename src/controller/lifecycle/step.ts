@@ -6,16 +6,16 @@ import { findCondition, isConditionTrue, sameConditions, setCondition, type Cond
 import { operationSummary, statusEvents, withEvents } from '../../events/status-events.ts';
 import {
   STATUS_PATH_LIMIT,
-  TERMINAL_PHASES,
   type LifecycleSpec,
   type LifecycleStatus,
   type OperationStatus,
   type OutboxEntry,
 } from '../../kube/lifecycle-resource.ts';
+import { isTerminal } from '../../sidecar-client/index.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../events/types.ts';
 import { OKT_CONDITION_TYPES, READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
-import { inStatusFormat, type StatusFormat } from './status-format.ts';
-import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
+import { inStatusFormat } from './status/lean-format.ts';
+import { DEFAULT_STATUS_FORMAT, type StatusFormat } from '../../kube/status-format.ts';
 import { brakeMessage, CYCLE_BRAKE_CONDITION, cycleTurn, heldForMs, releasedBrake } from './cycle-brake.ts';
 
 export { READY, REASONS, RECONCILING, STALLED };
@@ -160,6 +160,10 @@ export interface StepEffects {
 
 /** The annotation that releases a deleted resource's finalizer without driving its application down. */
 export const ABANDON_ANNOTATION = 'okt.dev/abandon';
+/** How a person releases a deleted resource that cannot be driven down, after `lead`; nothing when it is not being deleted. */
+function abandonHint(resource: ResourceView, lead: string): string {
+  return resource.deleting ? `${lead}annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+}
 /** The annotation that moves a resource to the operator's graph revision under the Manual migration policy. */
 export const MIGRATE_ANNOTATION = 'okt.dev/migrate';
 export const DEFAULT_TEARDOWN_GRACE_MS = 60_000;
@@ -206,7 +210,7 @@ function stepUntimed(given: StepInput): StepEffects {
     work.desired = stored.state;
     const abandon = resource.abandonRequested ? abandonment(input) : undefined;
     if (abandon !== undefined) return work.abandon(abandon, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
-    const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+    const release = abandonHint(resource, '; or ');
     return work.stall(REASONS.unknown, `${migration.reason}${release}`);
   }
   work.onRevision = migration.kind === 'current';
@@ -221,11 +225,11 @@ function stepUntimed(given: StepInput): StepEffects {
     if (resource.deleting && stored.state === work.desired) return work.converge(resource, true);
     // Paused with no action to follow, nothing would be asked of the sidecar anyway: the CR says it is
     // paused (the refusal is said once it is resumed).
-    if (resource.spec.paused === true && (stored.operation === undefined || TERMINAL_PHASES.has(stored.operation.phase))) {
+    if (resource.spec.paused === true && (stored.operation === undefined || isTerminal(stored.operation.phase))) {
       return work.waiting(REASONS.paused, resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
     }
     // Nothing moves without the sidecar the CR names, and nothing was asked of it: a person must fix spec.sidecar (or the Secret).
-    const release = resource.deleting ? `; or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+    const release = abandonHint(resource, '; or ');
     const effects = work.stall(sidecar.reason, `${sidecar.message}${release}`);
     return sidecar.retryAfterMs === undefined ? effects : { ...effects, requeueAfterMs: sidecar.retryAfterMs };
   }
@@ -238,7 +242,7 @@ function stepUntimed(given: StepInput): StepEffects {
   // Taken as the migration left it: a renamed node's operation goes on under the node's new name.
   const operation = work.status.operation;
   let operationEvents: string[] = [];
-  if (operation !== undefined && !TERMINAL_PHASES.has(operation.phase)) {
+  if (operation !== undefined && !isTerminal(operation.phase)) {
     if (sidecar.kind === 'unavailable') {
       return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${sidecar.message}`), poll: true };
     }
@@ -267,7 +271,7 @@ function stepUntimed(given: StepInput): StepEffects {
       });
     } else {
       work.adoptAttempt(current, sidecar.epoch, seen);
-      if (!TERMINAL_PHASES.has(seen.phase)) {
+      if (!isTerminal(seen.phase)) {
         if (overdue !== undefined) return work.cancelAtDeadline(current, overdue);
         return work.running(current, cancel);
       }
@@ -488,7 +492,7 @@ export function recordedPosition(graph: Graph, status: LifecycleStatus | undefin
     state: status?.state ?? graph.entry,
     // Deletion drives the resource to a leaf whatever spec.desiredState says: that name does not have to fit.
     desired: how.deleting && status !== undefined ? status.state : spec.desiredState,
-    runningAction: operation !== undefined && !TERMINAL_PHASES.has(operation.phase) ? operation.node : undefined,
+    runningAction: operation !== undefined && !isTerminal(operation.phase) ? operation.node : undefined,
     migrateRequested: how.migrateRequested,
   };
 }
@@ -673,7 +677,7 @@ class StatusDraft {
     const attempts = Math.max(seen.attempts ?? 1, operation.attempts ?? 1);
     const adopted: OperationStatus = { ...operation, epoch };
     if (attempts > 1) adopted.attempts = attempts;
-    if (!TERMINAL_PHASES.has(seen.phase)) adopted.phase = seen.phase;
+    if (!isTerminal(seen.phase)) adopted.phase = seen.phase;
     if (!isDeepStrictEqual(adopted, operation)) this.status.operation = adopted;
   }
 
@@ -685,7 +689,7 @@ class StatusDraft {
    */
   recordFailureDesired(): void {
     const operation = this.status.operation;
-    if (operation === undefined || operation.phase === 'Succeeded' || !TERMINAL_PHASES.has(operation.phase) || operation.desired !== undefined) return;
+    if (operation === undefined || operation.phase === 'Succeeded' || !isTerminal(operation.phase) || operation.desired !== undefined) return;
     if (this.#stored.observedGeneration === this.#generation) this.status.operation = { ...operation, desired: this.desired };
   }
 
@@ -841,7 +845,7 @@ class StatusDraft {
     const params = nodeParams(input.model.graph, actionOf, input.resource.spec.params);
     if (params !== undefined && !params.ok) {
       const problems = params.problems.map((p) => `${p.field}: ${p.reason}`).join('; ');
-      const release = input.resource.deleting ? `, or annotate ${ABANDON_ANNOTATION}=true to release the resource without driving it down` : '';
+      const release = abandonHint(input.resource, ', or ');
       return this.stall(REASONS.invalidParams, `spec.params do not fit the parameters of ${actionOf} (${problems}); set spec.params to values they accept to ${goal}${release}`);
     }
     if (input.sidecar.kind === 'unavailable') {
@@ -919,7 +923,7 @@ class StatusDraft {
   /** Deletion is abandoned: a stalled event says what was left undone, then the finalizer goes once it is delivered (or a while after, when the sink cannot take it either). */
   abandon(why: string, graceMs: number): StepEffects {
     const current = this.status.state;
-    const running = this.status.operation !== undefined && !TERMINAL_PHASES.has(this.status.operation.phase) ? ` (operation ${this.status.operation.id} may still run)` : '';
+    const running = this.status.operation !== undefined && !isTerminal(this.status.operation.phase) ? ` (operation ${this.status.operation.id} may still run)` : '';
     const effects = this.stall(REASONS.deletionAbandoned, `deletion abandoned at ${current}, ${why}: the application was not driven to ${this.desired}${running}`);
     const deadline = Date.parse(this.#resource.deletionTimestamp ?? this.#now) + graceMs + ABANDON_DELIVERY_WAIT_MS;
     if (Date.parse(this.#now) >= deadline && effects.status === undefined) return { finish: 'removeFinalizer' };
