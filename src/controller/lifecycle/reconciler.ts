@@ -20,7 +20,7 @@ import type { ControllerMetrics } from '../metrics.ts';
 import type { Logger } from '../logger.ts';
 import { bothSelectors, SHARD_KEY_LABEL, shardKeyOf, shardOf, shardSelector, UNKEYED_SELECTOR, type Shard } from './shard.ts';
 import { SidecarClients, type SidecarDefaults, type SidecarResolution } from './sidecar-clients.ts';
-import { classifyAnswerFailure, classifyStartFailure } from './error-policy.ts';
+import { classifyAnswerFailure, classifyStartFailure, sidecarVerdict } from './error-policy.ts';
 import { EpochMemory } from './epoch-news.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
@@ -494,10 +494,9 @@ export class LifecycleController {
 
   /**
    * What the sidecar says of the current operation, or of what it observed. An operation the sidecar
-   * does not know is 'unknown' when the sidecar is the one it was committed with (never started), and
-   * else was held by a sidecar that lost its memory: it is started again right here when its action is
-   * idempotent (the sidecar decides; attempts + 1), and is 'lost' when it is not. Of what it observed,
-   * only the CR's news (epoch-news.ts).
+   * does not know is 'unknown', run again right here (the sidecar decides whether its action is
+   * idempotent; attempts + 1) or 'lost', as error-policy.ts's SIDECAR_ANSWERS says. Of what it
+   * observed, only the CR's news (epoch-news.ts).
    */
   async #sidecarView(key: string, resolved: SidecarResolution, stored: LifecycleStatus | undefined, ctx: ReconcileContext): Promise<SidecarView> {
     if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
@@ -526,9 +525,10 @@ export class LifecycleController {
         const seen = await client.getOperation(operation.id);
         return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
       } catch (error) {
-        if (!(error instanceof SidecarProblemError) || error.status !== 404) throw error;
-        const epoch = error.problem.epoch ?? '';
-        if (epoch === operation.epoch) return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
+        const verdict = sidecarVerdict('read', error, operation.epoch);
+        if (verdict !== 'unknown' && verdict !== 'rerun') throw error;
+        const epoch = (error as SidecarProblemError).problem.epoch ?? '';
+        if (verdict === 'unknown') return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
         return await this.#rerun(client, operation, epoch, ctx);
       }
     }
@@ -559,7 +559,7 @@ export class LifecycleController {
       ctx.log.warn({ operation: operation.id, node: operation.node, from: operation.epoch, epoch, attempt }, 'the sidecar that held the operation lost it: its idempotent action runs again');
       return { kind: 'answered', epoch: seen.epoch, operation: seenOperation(seen), observedEvents: [] };
     } catch (error) {
-      if (error instanceof SidecarProblemError && error.problem.type.endsWith(':not-idempotent')) {
+      if (sidecarVerdict('rerun', error) === 'lost') {
         ctx.log.warn({ operation: operation.id, node: operation.node, from: operation.epoch, epoch }, 'the sidecar that held the operation lost it, and its action is not idempotent: not run again');
         return { kind: 'answered', epoch, operation: 'lost', observedEvents: [] };
       }
