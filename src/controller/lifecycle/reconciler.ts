@@ -2,7 +2,6 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer }
 import { CYCLE_BRAKE_CONDITION, type Graph } from '../../graph/index.ts';
 import { contextOf, traceparentOf } from '../../events/index.ts';
 import {
-  LIFECYCLE_FINALIZER,
   describeIssues,
   lifecycleSpecSchema,
   type LifecycleSpec,
@@ -12,7 +11,7 @@ import {
 import { statusToWrite } from '../../kube/unknown-status-fields.ts';
 import { DEFAULT_STATUS_FORMAT, type StatusFormat } from '../../kube/status-format.ts';
 import { statusEvents } from '../../events/status-events.ts';
-import { isNotFound, NAMESPACES, objectKey, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
+import { objectKey, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, SidecarProblemError, type Observation, type Operation, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
 import { dropManagedFields, Informer } from '../informer.ts';
@@ -24,16 +23,16 @@ import { classifyAnswerFailure, classifyStartFailure, sidecarVerdict } from './e
 import { EpochMemory } from './epoch-news.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
+import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
+import { MIGRATE_ANNOTATION } from './model.ts';
 import {
-  ABANDON_ANNOTATION,
   createLifecycleModel,
-  DEFAULT_TEARDOWN_GRACE_MS,
-  MIGRATE_ANNOTATION,
   REASONS,
   STALLED,
   step,
   unreadable,
   type LifecycleModel,
+  type ResourceView,
   type SeenOperation,
   type SidecarView,
   type StartRefusal,
@@ -288,8 +287,7 @@ export class LifecycleController {
     const { metadata } = obj;
     const uid = metadata.uid ?? '';
     const deleting = metadata.deletionTimestamp !== undefined;
-    const finalizers = metadata.finalizers ?? [];
-    if (deleting && !finalizers.includes(LIFECYCLE_FINALIZER)) return;
+    if (released(metadata)) return;
     // Deleted by this controller: nothing to do until the watch brings the deletion.
     if (!deleting && this.#deleted.has(uid)) return;
 
@@ -299,15 +297,12 @@ export class LifecycleController {
       return;
     }
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
-    // A CR whose sidecar the operator refuses gets no finalizer until it names one it can use: nothing
-    // ran for it, so its deletion has nothing to drive down and must not wait for a fix.
-    const addFinalizer = !deleting && !finalizers.includes(LIFECYCLE_FINALIZER) && resolved.kind !== 'refused';
+    const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
     // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
-    const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (addFinalizer || this.#options.shard !== undefined);
-    if (addFinalizer || addKey) {
-      // First sight: the finalizer goes on before anything runs, so deletion can always drive the app down.
+    const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (finalizers !== undefined || this.#options.shard !== undefined);
+    if (finalizers !== undefined || addKey) {
       obj = await this.#patchMetadata(obj, {
-        ...(addFinalizer ? { finalizers: [...finalizers, LIFECYCLE_FINALIZER] } : {}),
+        ...(finalizers !== undefined ? { finalizers } : {}),
         ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
       });
     }
@@ -318,13 +313,8 @@ export class LifecycleController {
     this.#offer(key, resource, stored);
 
     const sidecar = await this.#sidecarView(key, resolved, stored, ctx);
-    const view: Parameters<typeof step>[0]['resource'] = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status };
+    const view: ResourceView = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status, ...(await deletionView(metadata, sidecar, this.#options.transport, ctx.log)) };
     if (metadata.annotations?.[MIGRATE_ANNOTATION] === 'true') view.migrateRequested = true;
-    if (deleting) {
-      view.deletionTimestamp = metadata.deletionTimestamp as string;
-      view.abandonRequested = metadata.annotations?.[ABANDON_ANNOTATION] === 'true';
-      if (sidecar.kind !== 'answered') view.namespaceTerminating = await this.#namespaceTerminating(metadata.namespace, ctx);
-    }
     const refusal = this.#refusals.get(key);
     const now = new Date().toISOString();
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
@@ -431,11 +421,8 @@ export class LifecycleController {
     const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
     if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
     if (effects.finish === 'removeFinalizer') {
-      const finalizers = (obj.metadata.finalizers ?? []).filter((f) => f !== LIFECYCLE_FINALIZER);
-      await this.#patchMetadata(obj, { finalizers });
-      const stalled = (obj.status as LifecycleStatus | undefined)?.conditions?.find((c) => c.type === STALLED);
-      if (stalled?.status === 'True' && stalled.reason === REASONS.deletionAbandoned) ctx.log.warn({ abandoned: true }, `finalizer removed: ${stalled.message}`);
-      else ctx.log.info('at a leaf with every event delivered: finalizer removed');
+      await this.#patchMetadata(obj, { finalizers: finalizersReleased(obj.metadata) });
+      logReleased(obj.status as LifecycleStatus | undefined, ctx.log);
     } else if (effects.finish === 'delete') {
       const { namespace, name } = splitKey(key);
       await this.#options.transport.delete(this.#options.resource, namespace, name, { preconditions: { uid: obj.metadata.uid ?? '' } });
@@ -460,19 +447,6 @@ export class LifecycleController {
         ctx.log.warn({ operation: id, err: error }, 'cancelling the running action failed; asked again at the next look');
       },
     );
-  }
-
-  /** Whether a namespace is terminating (or already gone); false when it cannot be read. */
-  async #namespaceTerminating(namespace: string | undefined, ctx: ReconcileContext): Promise<boolean> {
-    if (namespace === undefined) return false;
-    try {
-      const ns = await this.#options.transport.get<KubeObject & { status?: { phase?: string } }>(NAMESPACES, undefined, namespace);
-      return ns.metadata.deletionTimestamp !== undefined || ns.status?.phase === 'Terminating';
-    } catch (error) {
-      if (isNotFound(error)) return true;
-      ctx.log.warn({ err: error, namespace }, 'cannot read the namespace of a deleted CR whose sidecar does not answer (RBAC: get namespaces)');
-      return false;
-    }
   }
 
   /** The cached object, or the one this controller wrote last when the watch has not brought it yet. */
