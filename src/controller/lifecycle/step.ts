@@ -1,11 +1,13 @@
 // The decision: one reconcile of one resource as a pure function, from what the API server and the
-// sidecar say to the effects the reconciler carries out. The parts it builds on: cleanup.ts
-// (deletion), deadline.ts, model.ts (revisions and migration), status/ (what is written).
+// sidecar say to the effects the reconciler carries out. It reads as two sequences of named guards,
+// each guard either deciding the step or passing it on: STEP_GUARDS for every step, AFTER_FAILURE for
+// a node whose action failed. The parts it builds on: cleanup.ts (deletion), deadline.ts, model.ts
+// (revisions and migration), status/ (what is written).
 import { isDeepStrictEqual } from 'node:util';
 import { nodeParams } from '../../graph/index.ts';
 import { decide } from '../../machine/index.ts';
 import { predictMigration, resolveDesired, type MigrationPrediction } from '../../plan/index.ts';
-import type { OperationStatus } from '../../kube/lifecycle-resource.ts';
+import type { LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
 import { DEFAULT_STATUS_FORMAT } from '../../kube/status-format.ts';
 import { isTerminal } from '../../sidecar-client/index.ts';
 import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
@@ -44,117 +46,207 @@ export function step(given: StepInput): StepEffects {
   return lookAgainAtDeadline(given, stepUntimed(given));
 }
 
+/** What the guards of one step share: the input (on the revision the resource is driven on), the status being written, and the events collected. */
+interface Turn {
+  readonly input: StepInput;
+  readonly work: StatusDraft;
+  /** The migration prediction where the resource stood (updated once the action that held it back ended). */
+  migration: MigrationPrediction;
+  /** The events to offer to the decision: the ended action's, then those the sidecar observed. */
+  collected: string[];
+}
+
+/** A guard of the step: the effects, when it decides the step; undefined to pass it on. */
+type Guard = (turn: Turn) => StepEffects | undefined;
+
+/**
+ * The guards of every step, in the order the course of a resource asks them: first what keeps it
+ * from moving at all, then the action that runs, then where it stands; the decision (decideAndMove)
+ * takes every step they pass on.
+ */
+const STEP_GUARDS: readonly Guard[] = [
+  stranded,
+  abandoned,
+  sidecarRefused,
+  migratedInto,
+  operationInFlight,
+  migrationReleased,
+  collectObserved,
+  endOfDeletion,
+  paused,
+  actionFailed,
+];
+
 /** step() but for the requeue at the current node's deadline. */
 function stepUntimed(given: StepInput): StepEffects {
   const { resource, now } = given;
   if (resource.status !== undefined && 'invalid' in resource.status) {
     return unreadable(resource.status.conditions ?? [], REASONS.invalidStatus, resource.status.invalid, resource.generation, now, given.statusFormat);
   }
-  const firstSight = resource.status === undefined;
-  const stored = resource.status ?? initialStatus(given.model.graph, resource.generation, now);
+  const turn = startTurn(given, resource.status);
+  for (const guard of STEP_GUARDS) {
+    const effects = guard(turn);
+    if (effects !== undefined) return effects;
+  }
+  return decideAndMove(turn);
+}
+
+/** The status as read (or the entry node's, on first sight), on the revision the resource is driven on. */
+function startTurn(given: StepInput, status: LifecycleStatus | undefined): Turn {
+  const { resource, now } = given;
+  const stored = status ?? initialStatus(given.model.graph, resource.generation, now);
   // The revision the resource is driven on: the operator's, or (Manual policy) the earlier one it stays on.
-  const how = { deleting: resource.deleting, migrateRequested: resource.migrateRequested === true };
-  const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, how));
+  const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, howDriven(given)));
   const input: StepInput = { ...given, model };
-  const { graph } = model;
-  const work = new StatusDraft(stored, firstSight, resource, now, graph, input.delivered, input.statusFormat ?? DEFAULT_STATUS_FORMAT);
-  if (migration.kind === 'stranded') {
-    // Stranded, a deleted resource can still be released by hand (okt.dev/abandon).
-    work.desired = stored.state;
-    const why = resource.abandonRequested ? abandonment(input) : undefined;
-    if (why !== undefined) return abandon(work, why, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
-    const release = abandonHint(resource, '; or ');
-    return work.stall(REASONS.unknown, `${migration.reason}${release}`);
+  const work = new StatusDraft(stored, status === undefined, resource, now, model.graph, input.delivered, input.statusFormat ?? DEFAULT_STATUS_FORMAT);
+  work.desired = stored.state;
+  if (migration.kind !== 'stranded') {
+    work.onRevision = migration.kind === 'current';
+    const desired = resolveDesired(model.graph, resource.spec.desiredState);
+    work.desired = resource.deleting ? deletionEnd(model.graph, landing(model.graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
+    recordFailureDesired(work);
   }
-  work.onRevision = migration.kind === 'current';
-  const desired = resolveDesired(graph, resource.spec.desiredState);
-  work.desired = resource.deleting ? deletionEnd(graph, landing(graph, stored.state, migration)) : 'node' in desired ? desired.node : resource.spec.desiredState;
-  recordFailureDesired(work);
-  const abandoned = abandonment(input);
-  if (abandoned !== undefined) return abandon(work, abandoned, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
-  const sidecar = input.sidecar;
-  if (sidecar.kind === 'refused') {
-    // At the end of its deletion path nothing is asked of the sidecar: the resource is released.
-    if (resource.deleting && stored.state === work.desired) return converge(work, true);
-    // Paused with no action to follow, nothing would be asked of the sidecar anyway: the CR says it is
-    // paused (the refusal is said once it is resumed).
-    if (resource.spec.paused === true && (stored.operation === undefined || isTerminal(stored.operation.phase))) {
-      return work.waiting(REASONS.paused, resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
-    }
-    // Nothing moves without the sidecar the CR names, and nothing was asked of it: a person must fix spec.sidecar (or the Secret).
-    const release = abandonHint(resource, '; or ');
-    const effects = work.stall(sidecar.reason, `${sidecar.message}${release}`);
-    return sidecar.retryAfterMs === undefined ? effects : { ...effects, requeueAfterMs: sidecar.retryAfterMs };
-  }
-  if (migration.kind === 'migrates') {
-    if (migration.state.kind === 'moved') return migrateInto(input, work, migration);
-    migrate(work, migration);
-  }
+  return { input, work, migration, collected: [] };
+}
 
-  // The current node's operation: while it runs, wait and change nothing but what the sidecar says of it.
-  // Taken as the migration left it: a renamed node's operation goes on under the node's new name.
+function howDriven(input: StepInput): { deleting: boolean; migrateRequested: boolean } {
+  return { deleting: input.resource.deleting, migrateRequested: input.resource.migrateRequested === true };
+}
+
+/** Stranded on a revision the operator no longer serves: only okt.dev/abandon releases a deleted one. */
+function stranded(turn: Turn): StepEffects | undefined {
+  const { input, work, migration } = turn;
+  if (migration.kind !== 'stranded') return undefined;
+  const released = input.resource.abandonRequested ? abandoned(turn) : undefined;
+  return released ?? work.stall(REASONS.unknown, `${migration.reason}${abandonHint(input.resource, '; or ')}`);
+}
+
+/** A deletion abandoned (okt.dev/abandon, or a namespace teardown without a sidecar): see cleanup.ts. */
+function abandoned({ input, work }: Turn): StepEffects | undefined {
+  const why = abandonment(input);
+  return why === undefined ? undefined : abandon(work, why, input.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS);
+}
+
+/** The operator refused the CR's sidecar: nothing was asked of it. */
+function sidecarRefused({ input, work }: Turn): StepEffects | undefined {
+  const { resource, sidecar } = input;
+  if (sidecar.kind !== 'refused') return undefined;
+  // At the end of its deletion path nothing is asked of the sidecar: the resource is released.
+  if (resource.deleting && work.stored.state === work.desired) return converge(work, true);
+  // Paused with no action to follow, nothing would be asked of the sidecar anyway: the CR says it is
+  // paused (the refusal is said once it is resumed).
+  const operation = work.stored.operation;
+  if (resource.spec.paused === true && (operation === undefined || isTerminal(operation.phase))) return pausedWait(input, work);
+  // Nothing moves without the sidecar the CR names: a person must fix spec.sidecar (or the Secret).
+  const effects = work.stall(sidecar.reason, `${sidecar.message}${abandonHint(resource, '; or ')}`);
+  return sidecar.retryAfterMs === undefined ? effects : { ...effects, requeueAfterMs: sidecar.retryAfterMs };
+}
+
+/** The resource's node was removed and mapped to another: it enters that one now; a rename is rewritten in this write. */
+function migratedInto(turn: Turn): StepEffects | undefined {
+  const { migration } = turn;
+  if (migration.kind !== 'migrates') return undefined;
+  if (migration.state.kind === 'moved') return migrateInto(turn.input, turn.work, migration);
+  migrate(turn.work, migration);
+  return undefined;
+}
+
+/**
+ * The current node's operation while it has not ended: wait and change nothing but what the sidecar
+ * says of it; its end is recorded and its events collected. Taken as the migration left it: a renamed
+ * node's operation goes on under the node's new name.
+ */
+function operationInFlight(turn: Turn): StepEffects | undefined {
+  const { input, work } = turn;
+  const { sidecar, now } = input;
   const operation = work.status.operation;
-  let operationEvents: string[] = [];
-  if (operation !== undefined && !isTerminal(operation.phase)) {
-    if (sidecar.kind === 'unavailable') {
-      return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${sidecar.message}`), poll: true };
-    }
-    const cancel = cancelCause(input, work.desired, operation);
-    // Recorded before the cancellation is sent: its end then reads as a change of mind, not a failure.
-    const current = cancel === 'desiredChange' ? requestCancel(work, operation) : operation;
-    const seen = sidecar.operation ?? 'unknown';
-    const overdue = passedDeadline(input, work.status);
-    if (seen === 'unknown') {
-      if (cancel !== undefined) {
-        const message = cancel === 'deletion' ? 'never started: the resource is being deleted' : 'never started';
-        finishOperation(work, current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message, finishedAt: now });
-      } else if (overdue !== undefined) {
-        finishOperation(work, current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: `never started: ${deadlineMessage(overdue)}`, finishedAt: now });
-      } else {
-        // Committed but never started (a crash between the write and the start): start it now, same id, same sidecar.
-        return startCommitted(work, current, sidecar.epoch, input.startRefused);
-      }
-    } else if (seen === 'lost') {
-      finishOperation(work, current, {
-        phase: 'Failed',
-        events: [],
-        reason: 'Interrupted',
-        message: `the sidecar that held it (epoch ${operation.epoch ?? 'unrecorded'}) is gone and sidecar epoch ${sidecar.epoch} does not know it; its action is not declared idempotent, so it was not run again and may or may not have run`,
-        finishedAt: now,
-      });
-    } else {
-      adoptAttempt(work, current, sidecar.epoch, seen);
-      if (!isTerminal(seen.phase)) {
-        if (overdue !== undefined) return cancelAtDeadline(work, current, overdue);
-        return running(work, current, cancel);
-      }
-      finishOperation(work, current, seen);
-      operationEvents = seen.events;
-    }
+  if (operation === undefined || isTerminal(operation.phase)) return undefined;
+  if (sidecar.kind !== 'answered') {
+    return { ...work.waiting(REASONS.sidecarUnavailable, `sidecar unavailable while the action of ${operation.node} runs: ${sidecar.message}`), poll: true };
   }
-  if (migration.kind === 'waits') {
-    // The action that held the migration back is over (its end is recorded): the resource moves now.
-    const now = predictMigration(graph, model.planner, { ...recordedPosition(graph, work.status, resource.spec, how), runningAction: undefined });
-    if (now.kind === 'migrates' && now.state.kind === 'moved') return migrateInto(input, work, now);
-    if (now.kind === 'migrates') migrate(work, now);
+  const cancel = cancelCause(input, work.desired, operation);
+  // Recorded before the cancellation is sent: its end then reads as a change of mind, not a failure.
+  const current = cancel === 'desiredChange' ? requestCancel(work, operation) : operation;
+  const seen = sidecar.operation ?? 'unknown';
+  const overdue = passedDeadline(input, work.status);
+  if (seen === 'unknown') {
+    // Committed but never started (a crash between the write and the start): start it now, same id,
+    // same sidecar, unless it is no longer wanted.
+    const never = neverStarted(cancel, overdue);
+    if (never === undefined) return startCommitted(work, current, sidecar.epoch, input.startRefused);
+    finishOperation(work, current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: never, finishedAt: now });
+    return undefined;
   }
-  const observed = work.observedEvents(sidecar);
+  if (seen === 'lost') {
+    finishOperation(work, current, {
+      phase: 'Failed',
+      events: [],
+      reason: 'Interrupted',
+      message: `the sidecar that held it (epoch ${operation.epoch ?? 'unrecorded'}) is gone and sidecar epoch ${sidecar.epoch} does not know it; its action is not declared idempotent, so it was not run again and may or may not have run`,
+      finishedAt: now,
+    });
+    return undefined;
+  }
+  adoptAttempt(work, current, sidecar.epoch, seen);
+  if (!isTerminal(seen.phase)) return overdue !== undefined ? cancelAtDeadline(work, current, overdue) : running(work, current, cancel);
+  finishOperation(work, current, seen);
+  turn.collected.push(...seen.events);
+  return undefined;
+}
 
-  // At the end of its deletion path (a leaf, or its entry node without onDelete) the resource is
-  // released, paused or not: that takes no transition and runs nothing, and no event may move it on.
-  if (resource.deleting && work.status.state === work.desired) return converge(work, true);
-  if (resource.spec.paused === true) {
-    return work.waiting(REASONS.paused, resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
+/** Why an operation the sidecar never started is no longer wanted (its end's message), if it is not. */
+function neverStarted(cancel: ReturnType<typeof cancelCause>, overdue: ReturnType<typeof passedDeadline>): string | undefined {
+  if (cancel === 'deletion') return 'never started: the resource is being deleted';
+  if (cancel === 'desiredChange') return 'never started';
+  return overdue === undefined ? undefined : `never started: ${deadlineMessage(overdue)}`;
+}
+
+/** The action that held a migration back is over (its end is recorded): the resource moves now. */
+function migrationReleased(turn: Turn): StepEffects | undefined {
+  if (turn.migration.kind !== 'waits') return undefined;
+  const { input, work } = turn;
+  const { graph, planner } = input.model;
+  const now = predictMigration(graph, planner, { ...recordedPosition(graph, work.status, input.resource.spec, howDriven(input)), runningAction: undefined });
+  turn.migration = now;
+  return migratedInto(turn);
+}
+
+/** The events the sidecar observed outside any action join the collected ones (never deciding the step). */
+function collectObserved(turn: Turn): undefined {
+  turn.collected.push(...turn.work.observedEvents(turn.input.sidecar));
+  return undefined;
+}
+
+/**
+ * At the end of its deletion path (a leaf, or its entry node without onDelete) the resource is
+ * released, paused or not: that takes no transition and runs nothing, and no event may move it on.
+ */
+function endOfDeletion({ input, work }: Turn): StepEffects | undefined {
+  return input.resource.deleting && work.status.state === work.desired ? converge(work, true) : undefined;
+}
+
+/** Paused: no transition is taken (a running action was waited for above). */
+function paused({ input, work }: Turn): StepEffects | undefined {
+  return input.resource.spec.paused === true ? pausedWait(input, work) : undefined;
+}
+
+function pausedWait(input: StepInput, work: StatusDraft): StepEffects {
+  return work.waiting(REASONS.paused, input.resource.deleting ? pausedDeletionMessage(work.desired) : PAUSED_MESSAGE);
+}
+
+/** The current node's action ended without success (a deletion's cancellation aside): AFTER_FAILURE decides. */
+function actionFailed(turn: Turn): StepEffects | undefined {
+  const operation = turn.work.status.operation;
+  if (operation === undefined || operation.phase === 'Succeeded' || (turn.input.resource.deleting && operation.phase === 'Cancelled')) return undefined;
+  for (const guard of AFTER_FAILURE) {
+    const effects = guard(turn, operation);
+    if (effects !== undefined) return effects;
   }
-  const finished = work.status.operation;
-  if (finished !== undefined && finished.phase !== 'Succeeded' && !(resource.deleting && finished.phase === 'Cancelled')) {
-    return failed(input, work, finished, [...operationEvents, ...observed]);
-  }
-  return decideAndMove(input, work, [...operationEvents, ...observed]);
+  return stallAfterFailure(turn, operation);
 }
 
 /** The regular course: the collected events plus the planner's (or deletion's) event, one decision, at most one move. */
-function decideAndMove(input: StepInput, work: StatusDraft, collected: string[]): StepEffects {
+function decideAndMove({ input, work, collected }: Turn): StepEffects {
   const { model, resource } = input;
   const { graph } = model;
   const current = work.status.state;
@@ -162,74 +254,103 @@ function decideAndMove(input: StepInput, work: StatusDraft, collected: string[])
   const overdue = passedDeadline(input, work.status);
   const timedOut = timeoutEdge(input, work, overdue);
   if (timedOut !== undefined) return timedOut;
-  const events = [...collected];
-  let unreachable = false;
-  if (resource.deleting) {
-    const exit = deletionEvent(graph, current);
-    if (exit !== undefined) events.push(exit);
-  } else {
-    const plan = model.planner.next(current, desired);
-    if (plan.kind === 'move') events.push(plan.event);
-    unreachable = plan.kind === 'unreachable';
-  }
+  const plan = resource.deleting ? undefined : model.planner.next(current, desired);
+  const course = resource.deleting ? deletionEvent(graph, current) : plan?.kind === 'move' ? plan.event : undefined;
+  const events = course === undefined ? [...collected] : [...collected, course];
   const next = decide(graph, current, events);
-  if (next === current) {
-    // The events were offered to a decision: they are used up, whatever it decided.
-    work.consumeObserved(input.sidecar);
-    if (overdue !== undefined) return stallAtDeadline(work, overdue);
-    if (unreachable) return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
-    // A collected event naming the node's own self-loop child outranked the planned one: that decision
-    // stays, the events are used up, and the next one moves on.
-    if (current !== desired) return { ...work.waiting(REASONS.progressing, `on the way from ${current} to ${desired}`), again: true };
-    const operation = work.status.operation;
-    const rerun = operation === undefined ? undefined : rerunForParams(input, work, operation);
-    return rerun ?? converge(work, graph.node(desired).isLeaf);
-  }
-  return move(work, next, events, input);
+  if (next !== current) return move(work, next, events, input);
+  // The events were offered to a decision: they are used up, whatever it decided.
+  work.consumeObserved(input.sidecar);
+  if (overdue !== undefined) return stallAtDeadline(work, overdue);
+  if (plan?.kind === 'unreachable') return work.stall(REASONS.unreachable, `${desired} cannot be reached from ${current} in graph "${graph.name}"`);
+  // A collected event naming the node's own self-loop child outranked the planned one: that decision
+  // stays, the events are used up, and the next one moves on.
+  if (current !== desired) return { ...work.waiting(REASONS.progressing, `on the way from ${current} to ${desired}`), again: true };
+  const operation = work.status.operation;
+  const rerun = operation === undefined ? undefined : rerunForParams(input, work, operation);
+  return rerun ?? converge(work, graph.node(desired).isLeaf);
+}
+
+/** A guard after a failed (or Cancelled) action: the effects, when it decides the step. */
+type FailureGuard = (turn: Turn, operation: OperationStatus) => StepEffects | undefined;
+
+/**
+ * The current node's action failed (or ended Cancelled) without moving the resource, in this order:
+ * a timeout edge and other events still win; then a change of mind moves on (or runs the node again);
+ * a new spec.retry runs it again, a new desired node moves on from it; past the deadline it stalls; a
+ * change of parameters or a retry policy runs it again; otherwise it stalls (stallAfterFailure),
+ * saying how to go on.
+ */
+const AFTER_FAILURE: readonly FailureGuard[] = [
+  ({ input, work }) => timeoutEdge(input, work, passedDeadline(input, work.status)),
+  eventsMoveOn,
+  afterChangeOfMind,
+  retryAsked,
+  desiredMovedOn,
+  ({ work, input }) => {
+    const overdue = passedDeadline(input, work.status);
+    return overdue === undefined ? undefined : stallAtDeadline(work, overdue);
+  },
+  ({ input, work }, operation) => rerunForParams(input, work, operation),
+  retryPolicy,
+];
+
+/** Triggers and other events collected still move the resource; offered to a decision, they are used up. */
+function eventsMoveOn({ input, work, collected }: Turn): StepEffects | undefined {
+  if (collected.length === 0) return undefined;
+  const current = work.status.state;
+  const next = decide(input.model.graph, current, collected);
+  if (next !== current) return move(work, next, collected, input);
+  work.consumeObserved(input.sidecar);
+  return undefined;
 }
 
 /**
- * The current node's action failed (or ended Cancelled) without moving the resource: triggers and
- * other events still win; then a new spec.retry runs it again, a new desired node moves on from it, a
- * retry policy runs it again after its backoff; otherwise the resource stalls, saying how to go on.
+ * No failure: the user changed their mind. Still changed, the resource moves on; taken back before
+ * the cancellation landed, the node is wanted after all, so its action runs again.
  */
-function failed(input: StepInput, work: StatusDraft, operation: OperationStatus, collected: string[]): StepEffects {
-  const { model, resource } = input;
-  const current = work.status.state;
-  const node = model.graph.node(current);
-  const overdue = passedDeadline(input, work.status);
-  const timedOut = timeoutEdge(input, work, overdue);
-  if (timedOut !== undefined) return timedOut;
-  if (collected.length > 0) {
-    const next = decide(model.graph, current, collected);
-    if (next !== current) return move(work, next, collected, input);
-    work.consumeObserved(input.sidecar);
-  }
-  if (cancelledForChangeOfMind(operation, resource.deleting)) {
-    // No failure: the user changed their mind. Still changed, the resource moves on; taken back before
-    // the cancellation landed, the node is wanted after all, so its action runs again.
-    if (isChangeOfMind(operation, work.desired)) return decideAndMove(input, work, collected);
-    return retry(work, operation, input, `its cancellation landed after spec.desiredState came back to ${work.desired}`);
-  }
-  const retryToken = resource.spec.retry;
-  // Past the deadline a new run would be cancelled at once: spec.retry waits for another node.
-  if (overdue === undefined && retryToken !== undefined && retryToken !== operation.retry) return retry(work, operation, input, `spec.retry changed to "${retryToken}"`);
-  if (work.desired !== operation.desired && work.desired !== current) return decideAndMove(input, work, collected);
-  if (overdue !== undefined) return stallAtDeadline(work, overdue);
-  const rerun = rerunForParams(input, work, operation);
-  if (rerun !== undefined) return rerun;
-  const interrupted = operation.reason === 'Interrupted';
-  // Runs under the current parameters: a run for changed parameters starts the count again.
-  const runs = (operation.retries ?? 0) - (operation.paramsSince ?? 0) + 1;
-  if (!interrupted && node.retry !== undefined && runs < node.retry.attempts) {
-    const backoff = Math.min(node.retry.backoffMs * 2 ** (runs - 1), MAX_RETRY_BACKOFF_MS);
-    const due = Date.parse(operation.finishedAt ?? input.now) + backoff;
-    const wait = due - Date.parse(input.now);
-    if (wait <= 0) return retry(work, operation, input, `retry policy: run ${runs + 1} of ${node.retry.attempts}`);
-    const message = `the action of ${current} (operation ${operation.id}) failed: run ${runs} of ${node.retry.attempts}; the next run starts in ${Math.ceil(wait / 1000)} s${operation.message ? ` (${operation.message})` : ''}`;
-    return { ...work.waiting(REASONS.actionRetrying, message), requeueAfterMs: wait };
-  }
-  return work.stall(interrupted ? REASONS.interrupted : REASONS.actionFailed, failureMessage(operation, runs, input.resource.deleting));
+function afterChangeOfMind(turn: Turn, operation: OperationStatus): StepEffects | undefined {
+  const { input, work } = turn;
+  if (!cancelledForChangeOfMind(operation, input.resource.deleting)) return undefined;
+  if (isChangeOfMind(operation, work.desired)) return decideAndMove(turn);
+  return retry(work, operation, input, `its cancellation landed after spec.desiredState came back to ${work.desired}`);
+}
+
+/** A new spec.retry runs the action again; past the deadline a new run would be cancelled at once, so it waits for another node. */
+function retryAsked({ input, work }: Turn, operation: OperationStatus): StepEffects | undefined {
+  const token = input.resource.spec.retry;
+  if (passedDeadline(input, work.status) !== undefined || token === undefined || token === operation.retry) return undefined;
+  return retry(work, operation, input, `spec.retry changed to "${token}"`);
+}
+
+/** A desired node other than the one wanted when the action failed: the resource moves on from here. */
+function desiredMovedOn(turn: Turn, operation: OperationStatus): StepEffects | undefined {
+  const { work } = turn;
+  return work.desired !== operation.desired && work.desired !== work.status.state ? decideAndMove(turn) : undefined;
+}
+
+/** Runs under the current parameters: a run for changed parameters starts the count again. */
+function runsOf(operation: OperationStatus): number {
+  return (operation.retries ?? 0) - (operation.paramsSince ?? 0) + 1;
+}
+
+/** The node's retry policy runs a failed (not interrupted) action again, after its backoff. */
+function retryPolicy({ input, work }: Turn, operation: OperationStatus): StepEffects | undefined {
+  const policy = input.model.graph.node(work.status.state).retry;
+  const runs = runsOf(operation);
+  if (operation.reason === 'Interrupted' || policy === undefined || runs >= policy.attempts) return undefined;
+  const backoff = Math.min(policy.backoffMs * 2 ** (runs - 1), MAX_RETRY_BACKOFF_MS);
+  const due = Date.parse(operation.finishedAt ?? input.now) + backoff;
+  const wait = due - Date.parse(input.now);
+  if (wait <= 0) return retry(work, operation, input, `retry policy: run ${runs + 1} of ${policy.attempts}`);
+  const message = `the action of ${work.status.state} (operation ${operation.id}) failed: run ${runs} of ${policy.attempts}; the next run starts in ${Math.ceil(wait / 1000)} s${operation.message ? ` (${operation.message})` : ''}`;
+  return { ...work.waiting(REASONS.actionRetrying, message), requeueAfterMs: wait };
+}
+
+/** Nothing runs the action again: the resource stalls, saying how to go on. */
+function stallAfterFailure({ input, work }: Turn, operation: OperationStatus): StepEffects {
+  const reason = operation.reason === 'Interrupted' ? REASONS.interrupted : REASONS.actionFailed;
+  return work.stall(reason, failureMessage(operation, runsOf(operation), input.resource.deleting));
 }
 
 /**
@@ -250,7 +371,6 @@ function rerunForParams(input: StepInput, work: StatusDraft, operation: Operatio
 function changedParams(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !isDeepStrictEqual(before[k], after[k])).sort();
 }
-
 
 /**
  * The resource's node was removed and mapped to another: it enters that node by a transition (whose
