@@ -27,11 +27,11 @@ import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
+import { unreadable } from './status/conditions.ts';
 import {
   createLifecycleModel,
   REASONS,
   step,
-  unreadable,
   type LifecycleModel,
   type ResourceView,
   type SeenOperation,

@@ -23,8 +23,6 @@ import { adoptAttempt, cancelledForChangeOfMind, finishOperation, isChangeOfMind
 
 export { READY, REASONS, RECONCILING, STALLED };
 export { createLifecycleModel } from './model.ts';
-export { operationId } from './status/operation.ts';
-export { unreadable } from './status/conditions.ts';
 export type { InvalidStatus, LifecycleModel, ResourceView, SeenOperation, SidecarRefusal, SidecarView, StartRefusal, StepEffects, StepInput } from './step-types.ts';
 
 /** The longest wait between two runs of a retried action. */
