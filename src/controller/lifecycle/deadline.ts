@@ -67,7 +67,6 @@ export function lookAgainAtDeadline(given: StepInput, effects: StepEffects): Ste
   return { ...effects, requeueAfterMs: Math.min(effects.requeueAfterMs ?? left, left, MAX_DEADLINE_WAIT_MS) };
 }
 
-
 /** The node's deadline passed while its action runs: cancel it; its end (Cancelled) takes the timeout edge or stalls. */
 export function cancelAtDeadline(work: StatusDraft, operation: OperationStatus, due: NodeDeadline): StepEffects {
   const then = due.deadline.then === undefined ? 'it stalls' : `it goes to ${due.deadline.then}`;

@@ -15,7 +15,6 @@ export function createLifecycleModel(graph: Graph): LifecycleModel {
   return { graph, planner: createPlanner(graph), earlier };
 }
 
-
 /**
  * Where a resource stands, for the migration prediction, read as the operator reads it (no status yet:
  * at the entry of `graph`'s revision, where the operator starts it).

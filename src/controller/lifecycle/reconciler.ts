@@ -443,8 +443,6 @@ export class LifecycleController {
   }
 }
 
-
-
 function deliveryProblem(events: LifecycleEvents | undefined, uid: string): { deliveryProblem?: string } {
   const blocked = events?.blocked(uid);
   return blocked ? { deliveryProblem: `the sink refuses event ${blocked.sequence}: ${blocked.reason}` } : {};

@@ -14,7 +14,6 @@ export interface LifecycleModel {
   readonly earlier: ReadonlyMap<string, LifecycleModel>;
 }
 
-
 /** The resource as the informer cache has it, already parsed. */
 export interface ResourceView {
   uid: string;
@@ -58,7 +57,6 @@ export interface SidecarRefusal {
   /** Look again after this long (absent: only when the CR changes). */
   retryAfterMs?: number;
 }
-
 
 /** What the sidecar said in this reconcile ('refused': the operator did not ask it, see SidecarRefusal). */
 export type SidecarView =
@@ -132,7 +130,6 @@ export interface StepEffects {
   /** Nothing moves until the emitter delivers this resource's events (a leaf's last events, a full outbox). */
   awaitingDelivery?: boolean;
 }
-
 
 /** Why a transition was taken other than by an event of the graph's course (a deadline): said in its CloudEvent. */
 export interface TransitionCause {

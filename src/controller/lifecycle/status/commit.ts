@@ -72,6 +72,10 @@ export function cannotCommit(work: StatusDraft, input: StepInput, actionOf: stri
   return undefined;
 }
 
+/**
+ * The transition to `next` on `events`: the node, path, node conditions and readiness, the action
+ * committed with it (held by the cycle brake, or started once this write succeeded), and its events.
+ */
 export function transition(work: StatusDraft, next: string, events: string[], input: StepInput, cause?: TransitionCause): StepEffects {
   const { model } = input;
   const s = work.status;

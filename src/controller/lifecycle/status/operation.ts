@@ -18,7 +18,6 @@ export function operationId(uid: string, transition: number, retries = 0): strin
   return retries === 0 ? `${uid}-${transition}` : `${uid}-${transition}.${retries}`;
 }
 
-
 /** `desired` is neither the operation's node nor the node wanted when it started (on the way there, its action is no detour). */
 export function isChangeOfMind(operation: OperationStatus, desired: string): boolean {
   // An operation started by an okt that did not record desiredAtStart: no telling a change of mind from the route.
