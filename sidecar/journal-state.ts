@@ -3,7 +3,7 @@
 // record, the latest record of every operation, and the newest probe events of each graph.
 // Retention: every operation id stays (an id a sidecar of this epoch forgot would be started again by
 // the operator); beyond the newest `retainOperations` finished ones, only their output tail is dropped.
-import type { EpochRecord, JournalRecord, ObservedRecord } from './journal.ts';
+import type { EpochRecord, JournalRecord, ObservedRecord } from './journal-records.ts';
 
 /** Probe events kept per graph, in memory and by the compaction. */
 export const KEPT_OBSERVED_EVENTS = 1000;

@@ -11,39 +11,11 @@
 import { constants, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
-import {
-  EpochSchema,
-  GraphNameSchema,
-  ObservedEventSchema,
-  OperationSchema,
-  TimestampSchema,
-  type Operation,
-} from '../src/sidecar-client/protocol.ts';
 import { KEPT_OBSERVED_EVENTS, type JournalState } from './journal-state.ts';
+import { JournalRecordSchema, type EpochRecord, type JournalRecord, type ObservedRecord, type OperationRecord } from './journal-records.ts';
 
 export { KEPT_OBSERVED_EVENTS } from './journal-state.ts';
-
-export const EpochRecordSchema = z.object({ type: z.literal('epoch'), epoch: EpochSchema, createdAt: TimestampSchema });
-/** Operations journaled by okt before epochs existed carry none: the journal's epoch is theirs. */
-export const OperationRecordSchema = z.object({
-  type: z.enum(['accepted', 'finished']),
-  operation: OperationSchema.extend({ epoch: EpochSchema.optional() }),
-});
-export const ObservedRecordSchema = z.object({
-  type: z.literal('observed'),
-  graph: GraphNameSchema,
-  event: ObservedEventSchema,
-});
-export const JournalRecordSchema = z.discriminatedUnion('type', [EpochRecordSchema, OperationRecordSchema, ObservedRecordSchema]);
-export type JournalRecord = z.infer<typeof JournalRecordSchema>;
-export type EpochRecord = z.infer<typeof EpochRecordSchema>;
-export type ObservedRecord = z.infer<typeof ObservedRecordSchema>;
-/** An operation record as replayed: with its epoch. */
-export interface OperationRecord {
-  type: 'accepted' | 'finished';
-  operation: Operation;
-}
+export type { EpochRecord, JournalRecord, ObservedRecord, OperationRecord } from './journal-records.ts';
 
 /** The journal could not be read or written: the sidecar cannot go on without it (see docs/sidecar.md, Durability). */
 export class JournalIOError extends Error {

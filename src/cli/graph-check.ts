@@ -3,7 +3,8 @@
 // an upgrade that would strand a resource.
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseStatus } from '../controller/lifecycle/parse-status.ts';
-import { createLifecycleModel, MIGRATE_ANNOTATION, recordedPosition, servedMigration, type LifecycleModel } from '../controller/lifecycle/step.ts';
+import { createLifecycleModel, MIGRATE_ANNOTATION, recordedPosition, servedMigration } from '../controller/lifecycle/model.ts';
+import type { LifecycleModel } from '../controller/lifecycle/step-types.ts';
 import type { Graph, NodeFate } from '../graph/index.ts';
 import { desiredStateNames, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION } from '../kube/crd.ts';
 import { DEFAULT_STATUS_FORMAT, statusFormatOf, type StatusFormat } from '../kube/status-format.ts';

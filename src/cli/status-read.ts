@@ -4,11 +4,20 @@ import type { Graph } from '../graph/index.ts';
 import { GRAPH_ANNOTATION, GRAPH_REVISIONS_ANNOTATION, publishedGraph } from '../kube/crd.ts';
 import { bundledGraph, BUNDLED_GRAPHS } from './bundled.ts';
 import { findCrd, readResource, type CrdMatch } from './cluster-crds.ts';
+import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT } from './errors.ts';
 import { loadGraphFile } from './graph-module.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
-import type { StatusFlags } from './status.ts';
 import type { LifecycleResource } from './status-view.ts';
+
+/** The flags of `okt status`. */
+export interface StatusFlags extends CrdFinderFlags {
+  namespace?: string;
+  version?: string;
+  graph?: string;
+  export?: string;
+  html?: string;
+}
 
 /** The resource `[TYPE/]NAME` (in --namespace, else the context's namespace, else "default") and its graph. */
 export async function readLifecycleResource(resource: string, flags: StatusFlags): Promise<{ graph: Graph; object: LifecycleResource }> {
@@ -29,7 +38,7 @@ function splitTypeName(resource: string): [string, string] {
 }
 
 /** Every way kubectl lets a person name a custom resource type. */
-function typeNames(crd: V1CustomResourceDefinition): string[] {
+export function typeNames(crd: V1CustomResourceDefinition): string[] {
   const { names, group } = crd.spec;
   const base = [names.plural, names.singular ?? '', names.kind.toLowerCase(), ...(names.shortNames ?? [])].filter((n) => n !== '');
   return [...base, ...base.map((n) => `${n}.${group}`)];
@@ -94,7 +103,12 @@ function readPublished(crd: V1CustomResourceDefinition, revision?: string): Grap
   try {
     return publishedGraph(crd.metadata?.annotations, revision);
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
-    throw new CliError(EXIT.usage, `CRD ${crd.metadata?.name}: its ${GRAPH_REVISIONS_ANNOTATION} annotation holds no readable graph: ${reason}`, 'Apply the CRD again (okt crd FILE ... | kubectl apply -f -), or pass --graph FILE.');
+    throw noReadableGraph(crd, error);
   }
+}
+
+/** The CRD publishes graph revisions none of which can be read (`error`: why the first cannot). */
+export function noReadableGraph(crd: V1CustomResourceDefinition, error: unknown): CliError {
+  const reason = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
+  return new CliError(EXIT.usage, `CRD ${crd.metadata?.name}: its ${GRAPH_REVISIONS_ANNOTATION} annotation holds no readable graph: ${reason}`, 'Apply the CRD again (okt crd FILE ... | kubectl apply -f -), or pass --graph FILE.');
 }

@@ -1,5 +1,5 @@
 // The picture `okt status` prints (and writes as HTML): pure functions of a resource and its graph.
-import { deadlineOf, type NodeDeadline } from '../controller/lifecycle/step.ts';
+import { deadlineOf, type NodeDeadline } from '../controller/lifecycle/deadline.ts';
 import type { Graph } from '../graph/index.ts';
 import { canonicalJson, formatDuration, nodeParams, renderMermaid } from '../graph/index.ts';
 import { lifecycleStatusSchema, describeIssues, type LifecycleStatus } from '../kube/lifecycle-resource.ts';

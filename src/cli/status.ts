@@ -1,18 +1,11 @@
 // `okt status [TYPE/]NAME`: a lifecycle custom resource read from the cluster, drawn on its graph.
 import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { addCrdFinderFlags, type CrdFinderFlags } from './crd-names.ts';
+import { addCrdFinderFlags } from './crd-names.ts';
 import { runAction } from './errors.ts';
 import { colorsFor } from './output.ts';
+import type { StatusFlags } from './status-read.ts';
 import { renderStatusHtml, renderStatusText, type StatusView } from './status-view.ts';
-
-export interface StatusFlags extends CrdFinderFlags {
-  namespace?: string;
-  version?: string;
-  graph?: string;
-  export?: string;
-  html?: string;
-}
 
 export function statusCommand(): Command {
   const command = new Command('status')

@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { addCrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction } from './errors.ts';
 import { untilSignal } from './signals.ts';
-import type { UiFlags } from '../ui/run.ts';
+import type { UiFlags } from './ui-run.ts';
 
 export const DEFAULT_UI_PORT = 8090;
 
@@ -22,7 +22,7 @@ export function uiCommand(): Command {
       runAction('ui', async (type: string | undefined, flags: UiFlags) => {
         if (flags.allNamespaces && flags.namespace !== undefined) throw new CliError(EXIT.usage, '--namespace and --all-namespaces exclude each other');
         // The Kubernetes client takes a while to load: only the commands that talk to a cluster pay for it.
-        const { startUi } = await import('../ui/run.ts');
+        const { startUi } = await import('./ui-run.ts');
         const ui = await startUi(type, flags);
         const where = ui.state.snapshot().title.namespace;
         process.stdout.write(`okt ui: ${ui.crd} ${where === null ? 'in all namespaces' : `in namespace ${where}`}, live\nopen ${ui.url}\n`);

@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { PhaseSchema } from '../sidecar-client/protocol.ts';
 import { conditionSchema } from './conditions.ts';
+
+export { TERMINAL_PHASES } from '../sidecar-client/protocol.ts';
 
 /** The finalizer through which deletion drives the application down to a leaf first. */
 export const LIFECYCLE_FINALIZER = 'okt.dev/lifecycle';
@@ -7,9 +10,8 @@ export const LIFECYCLE_FINALIZER = 'okt.dev/lifecycle';
 /** How many entered nodes status.path keeps: the cache holds every CR, so this bounds memory. */
 export const STATUS_PATH_LIMIT = 32;
 
-export const operationPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled']);
-export type OperationPhase = z.infer<typeof operationPhaseSchema>;
-export const TERMINAL_PHASES: ReadonlySet<OperationPhase> = new Set(['Succeeded', 'Failed', 'Cancelled']);
+/** An operation's phase in status is the one its sidecar reports. */
+export type { Phase as OperationPhase } from '../sidecar-client/protocol.ts';
 
 /**
  * The type a Secret named by spec.sidecar.tokenSecretRef must have. A Secret's type is fixed at its
@@ -57,7 +59,7 @@ export type LifecycleSpec = z.infer<typeof lifecycleSpecSchema>;
 export const operationStatusSchema = z.object({
   id: z.string().min(1),
   node: z.string().min(1),
-  phase: operationPhaseSchema,
+  phase: PhaseSchema,
   message: z.string().optional(),
   events: z.array(z.string()).optional(),
   startedAt: z.iso.datetime().optional(),

@@ -86,7 +86,7 @@ export const StartOperationRequestSchema = z
   );
 
 export const PhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled']);
-export const TERMINAL_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled'];
+export const TERMINAL_PHASES: ReadonlySet<Phase> = new Set(['Succeeded', 'Failed', 'Cancelled']);
 
 export const ReasonSchema = z
   .enum([
@@ -197,5 +197,5 @@ export type Problem = z.infer<typeof ProblemSchema>;
 export type Health = z.infer<typeof HealthSchema>;
 
 export function isTerminal(phase: Phase): boolean {
-  return TERMINAL_PHASES.includes(phase);
+  return TERMINAL_PHASES.has(phase);
 }

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import type { LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import type { Graph } from '../../src/graph/index.ts';
 import type { StepEffects } from '../../src/controller/lifecycle/step.ts';
-import { inStatusFormat } from '../../src/controller/lifecycle/status-format.ts';
+import { inStatusFormat } from '../../src/controller/lifecycle/status/lean-format.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import { fcRuns } from '../fixtures/fast-check.ts';

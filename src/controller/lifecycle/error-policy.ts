@@ -1,6 +1,8 @@
-// The one place where a failure of the lifecycle reconcile is sorted: a transient one is retried with
-// the work queue's backoff; a refusal by the sidecar is said on the CR (waiting, or stalled when a
-// person must act) and looked at again after a fixed delay, never hidden in an exponential backoff.
+// The one place where a failure of the lifecycle reconcile is sorted, and every answer a sidecar gives
+// but a plain success (SIDECAR_ANSWERS): a transient one is retried with the work queue's backoff; a
+// refusal by the sidecar is said on the CR (waiting, or stalled when a person must act) and looked at
+// again after a fixed delay, never hidden in an exponential backoff; an operation a sidecar does not
+// know is started, run again, or recorded as lost.
 import { SIDECAR_TOKEN_SECRET_TYPE } from '../../kube/lifecycle-resource.ts';
 import { isKubeApiError } from '../../kube/transport/index.ts';
 import { SidecarProblemError, SidecarProtocolError } from '../../sidecar-client/index.ts';
@@ -17,43 +19,124 @@ export const REFUSED_RETRY_MS = 60_000;
 /** How soon a CR looks again after its sidecar refused a token read from a Secret or the operator's token file (read again: it may have been rotated). */
 export const TOKEN_RETRY_MS = 5_000;
 
-/** Sorts a failed start of `operation` on the sidecar at `sidecarUrl`. */
-export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string, tokenRereadable = false): FailurePolicy {
-  const about = `the sidecar at ${sidecarUrl} refused to start operation ${operation.id} (${operation.node})`;
-  if (error instanceof SidecarProblemError && error.problem.type.endsWith(':busy')) {
-    const { problem } = error;
-    const active = problem.activeOperations?.length ? ` (active: ${problem.activeOperations.join(', ')})` : '';
-    const refusal = { operation: operation.id, reason: REASONS.sidecarBusy, message: `${about}: ${problem.detail}${active}; it is tried again every ${BUSY_RETRY_MS / 1000} s (raise maxActiveOperations in the sidecar config to run more at once)`, stall: false, retryAfterMs: BUSY_RETRY_MS };
-    return { kind: 'refused', refusal };
-  }
-  const refusal = refusalOf(error, about, tokenRereadable);
-  return refusal === undefined ? { kind: 'retry' } : { kind: 'refused', refusal: { operation: operation.id, ...refusal, stall: true, retryAfterMs: refusal.retryAfterMs ?? REFUSED_RETRY_MS } };
+/**
+ * The calls the reconciler makes of a sidecar, each answered in its own way. `read`: the state of the
+ * operation the status holds; `rerun`: that operation started again on a sidecar that forgot it;
+ * `look`: any other look (an observation), and whatever `read` and `rerun` do not settle themselves;
+ * `start`: a committed operation's start.
+ */
+export type SidecarCall = 'read' | 'rerun' | 'look' | 'start';
+
+/**
+ * What a sidecar's failed answer is, from its problem type (okt's sidecar gives each type one status)
+ * or, for other servers on the way, its status; `broken`: no valid answer; `unreachable`: no answer.
+ */
+export type SidecarAnswer = 'not-found' | 'not-idempotent' | 'busy' | 'passing' | 'unauthorized' | 'problem' | 'broken' | 'unreachable';
+
+/**
+ * What the operator makes of it. `unknown`: the sidecar the operation was committed with never saw it,
+ * so it never started (it is started now, same id); `rerun`: a sidecar of another epoch forgot it (the
+ * one answering runs it again if its action is idempotent); `lost`: it is not idempotent, so not run
+ * again; `busy`: the start waits for a free slot; `passes`: the sidecar is unavailable for a moment (a
+ * look says so, a start is retried with the work queue's backoff); `refused`: a person must fix the
+ * sidecar or the CR (stalled).
+ */
+export type SidecarVerdict = 'unknown' | 'rerun' | 'lost' | 'busy' | 'passes' | 'refused';
+
+const ALL_CALLS: readonly SidecarCall[] = ['read', 'rerun', 'look', 'start'];
+
+interface SidecarAnswerRow {
+  readonly answer: SidecarAnswer;
+  readonly calls: readonly SidecarCall[];
+  /** Only for `read`'s not-found: whether the answering sidecar is the one the operation was committed with. */
+  readonly committedEpoch?: boolean;
+  readonly verdict: SidecarVerdict;
 }
 
 /**
- * Sorts a failed look at the sidecar (an operation, an observation): a refusal (a 4xx, an answer that
- * breaks the protocol) is said on the CR, stalled, naming the cause; anything else is the sidecar
- * being unavailable, which passes by itself.
+ * Every failed answer of a sidecar, by call: exactly one row fits each (answer, call, epoch), so the
+ * rows can be read in any order (a unit test checks that they cover every case once).
+ */
+export const SIDECAR_ANSWERS: readonly SidecarAnswerRow[] = [
+  { answer: 'not-found', calls: ['read'], committedEpoch: true, verdict: 'unknown' },
+  { answer: 'not-found', calls: ['read'], committedEpoch: false, verdict: 'rerun' },
+  { answer: 'not-found', calls: ['rerun', 'look', 'start'], verdict: 'refused' },
+  { answer: 'not-idempotent', calls: ['rerun'], verdict: 'lost' },
+  { answer: 'not-idempotent', calls: ['read', 'look', 'start'], verdict: 'refused' },
+  { answer: 'busy', calls: ['start'], verdict: 'busy' },
+  { answer: 'busy', calls: ['read', 'rerun', 'look'], verdict: 'refused' },
+  // The sidecar changed between two calls (a restart), or is going away, or asks to slow down: look again soon.
+  { answer: 'passing', calls: ALL_CALLS, verdict: 'passes' },
+  { answer: 'unreachable', calls: ALL_CALLS, verdict: 'passes' },
+  { answer: 'unauthorized', calls: ALL_CALLS, verdict: 'refused' },
+  { answer: 'problem', calls: ALL_CALLS, verdict: 'refused' },
+  { answer: 'broken', calls: ALL_CALLS, verdict: 'refused' },
+];
+
+/** The answers of okt's sidecar by problem type (the last part of its URI), then of any server by status. */
+const PROBLEM_TYPE_ANSWERS: Readonly<Record<string, SidecarAnswer>> = {
+  'not-found': 'not-found',
+  'not-idempotent': 'not-idempotent',
+  busy: 'busy',
+  'epoch-mismatch': 'passing',
+  'shutting-down': 'passing',
+};
+const PROBLEM_STATUS_ANSWERS: Readonly<Record<number, SidecarAnswer>> = { 404: 'not-found', 401: 'unauthorized', 429: 'passing' };
+
+/** What a thrown error says the sidecar answered. */
+export function sidecarAnswerOf(error: unknown): SidecarAnswer {
+  if (error instanceof SidecarProtocolError) return 'broken';
+  if (!(error instanceof SidecarProblemError)) return 'unreachable';
+  const type = error.problem.type.split(':').at(-1) ?? '';
+  return PROBLEM_TYPE_ANSWERS[type] ?? PROBLEM_STATUS_ANSWERS[error.status] ?? 'problem';
+}
+
+/** The verdict on a failed `call` (for `read`, `committedEpoch`: the epoch the operation was committed with). */
+export function sidecarVerdict(call: SidecarCall, error: unknown, committedEpoch?: string): SidecarVerdict {
+  const answer = sidecarAnswerOf(error);
+  const sameEpoch = error instanceof SidecarProblemError && (error.problem.epoch ?? '') === committedEpoch;
+  const row = SIDECAR_ANSWERS.find((r) => r.answer === answer && r.calls.includes(call) && (r.committedEpoch === undefined || r.committedEpoch === sameEpoch));
+  return row?.verdict ?? 'refused';
+}
+
+/** Sorts a failed start of `operation` on the sidecar at `sidecarUrl`. */
+export function classifyStartFailure(error: unknown, operation: { id: string; node: string }, sidecarUrl: string, tokenRereadable = false): FailurePolicy {
+  const about = `the sidecar at ${sidecarUrl} refused to start operation ${operation.id} (${operation.node})`;
+  switch (sidecarVerdict('start', error)) {
+    case 'busy': {
+      const { problem } = error as SidecarProblemError;
+      const active = problem.activeOperations?.length ? ` (active: ${problem.activeOperations.join(', ')})` : '';
+      const message = `${about}: ${problem.detail}${active}; it is tried again every ${BUSY_RETRY_MS / 1000} s (raise maxActiveOperations in the sidecar config to run more at once)`;
+      return { kind: 'refused', refusal: { operation: operation.id, reason: REASONS.sidecarBusy, message, stall: false, retryAfterMs: BUSY_RETRY_MS } };
+    }
+    case 'refused': {
+      const refusal = refusalOf(error, about, tokenRereadable);
+      return { kind: 'refused', refusal: { operation: operation.id, ...refusal, stall: true, retryAfterMs: refusal.retryAfterMs ?? REFUSED_RETRY_MS } };
+    }
+    default:
+      return { kind: 'retry' };
+  }
+}
+
+/**
+ * Sorts a failed look at the sidecar (an operation, an observation) that the look did not settle: a
+ * refusal (a 4xx, an answer that breaks the protocol) is said on the CR, stalled, naming the cause;
+ * anything else is the sidecar being unavailable, which passes by itself.
  */
 export function classifyAnswerFailure(error: unknown, sidecarUrl: string, tokenRereadable: boolean): SidecarRefusal | undefined {
+  if (sidecarVerdict('look', error) !== 'refused') return undefined;
   return refusalOf(error, `the sidecar at ${sidecarUrl} refused the operator's request`, tokenRereadable);
 }
 
-/** What a person must fix about a sidecar's answer; undefined for what passes by itself (an epoch change, a shutdown, 429). */
-function refusalOf(error: unknown, about: string, tokenRereadable: boolean): SidecarRefusal | undefined {
+/** What a person must fix about a refused call. */
+function refusalOf(error: unknown, about: string, tokenRereadable: boolean): SidecarRefusal {
   if (error instanceof SidecarProblemError) {
     const { problem } = error;
-    const kind = problem.type.split(':').at(-1) ?? '';
-    // The sidecar changed between two calls (a restart), or is going away, or asks to slow down: look again soon.
-    if (kind === 'epoch-mismatch' || kind === 'shutting-down' || error.status === 429) return undefined;
     const fix = error.status === 401 ? 'check the token (spec.sidecar.tokenSecretRef or okt run --sidecar-token-file)' : 'fix the sidecar config (its graphs and nodes) or spec.sidecar';
     const retryAfterMs = error.status === 401 && tokenRereadable ? TOKEN_RETRY_MS : REFUSED_RETRY_MS;
     return { reason: REASONS.sidecarRefused, message: `${about}: ${error.status} ${problem.detail}; ${fix}`, retryAfterMs };
   }
-  if (error instanceof SidecarProtocolError) {
-    return { reason: REASONS.sidecarRefused, message: `${about}: its answer breaks the protocol (${error.message}); run an okt sidecar of the operator's version`, retryAfterMs: REFUSED_RETRY_MS };
-  }
-  return undefined;
+  return { reason: REASONS.sidecarRefused, message: `${about}: its answer breaks the protocol (${(error as Error).message}); run an okt sidecar of the operator's version`, retryAfterMs: REFUSED_RETRY_MS };
 }
 
 /** A Secret named by spec.sidecar.tokenSecretRef exists but holds no usable token. */

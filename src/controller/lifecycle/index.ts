@@ -1,5 +1,7 @@
-export { step, operationId, unreadable, READY, RECONCILING, STALLED, REASONS } from './step.ts';
-export type { StepInput, StepEffects, SidecarView, ResourceView, InvalidStatus, LifecycleModel } from './step.ts';
+export { step, READY, RECONCILING, STALLED, REASONS } from './step.ts';
+export { operationId } from './status/operation.ts';
+export { unreadable } from './status/conditions.ts';
+export type { StepInput, StepEffects, SidecarView, ResourceView, InvalidStatus, LifecycleModel } from './step-types.ts';
 export { LifecycleController } from './reconciler.ts';
 export type { LifecycleControllerOptions, LifecycleEvents, LifecycleResourceRef, EventResource } from './reconciler.ts';
 export { startOperator } from './operator.ts';

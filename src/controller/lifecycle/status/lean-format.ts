@@ -2,12 +2,10 @@
 // Reconciling or Stalled as False, a node left is lastTransition.from, and a Succeeded operation's
 // epoch, start and desired node at start only mattered while it ran. Smaller objects are cheaper for
 // the API server on every write (its cost grows with the object), and for every cache of the CRs.
-import type { Condition } from '../../kube/conditions.ts';
-import type { LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
-import type { StatusFormat } from '../../kube/status-format.ts';
-import { REASONS, RECONCILING, STALLED } from './reasons.ts';
-
-export type { StatusFormat } from '../../kube/status-format.ts';
+import type { Condition } from '../../../kube/conditions.ts';
+import type { LifecycleStatus, OperationStatus } from '../../../kube/lifecycle-resource.ts';
+import type { StatusFormat } from '../../../kube/status-format.ts';
+import { REASONS, RECONCILING, STALLED } from '../reasons.ts';
 
 /** `status` as `format` writes it (the full format is okt's status as computed). */
 export function inStatusFormat<S extends Pick<LifecycleStatus, 'conditions'> & { operation?: OperationStatus }>(status: S, format: StatusFormat): S {

@@ -1,5 +1,5 @@
 // `okt ui`: finds the CRD, loads the graphs it publishes, watches its CRs with the Informer and serves
-// the page that shows them (server.ts) until stopped.
+// the page that shows them (src/ui/server.ts) until stopped.
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { Informer } from '../controller/informer.ts';
@@ -8,15 +8,16 @@ import type { Graph } from '../graph/index.ts';
 import { loadGraph } from '../graph/index.ts';
 import { GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION, GRAPH_REVISIONS_ANNOTATION } from '../kube/crd.ts';
 import { KubeTransport, type KubeObject, type ResourceRef } from '../kube/transport/index.ts';
-import { bundledGraph } from '../cli/bundled.ts';
-import { findCrd, servedVersion, type CrdMatch } from '../cli/cluster-crds.ts';
-import type { CrdFinderFlags } from '../cli/crd-names.ts';
-import { CliError, EXIT } from '../cli/errors.ts';
-import { loadGraphFile } from '../cli/graph-module.ts';
-import { loadKubeConfig } from '../cli/kubeconfig.ts';
-import type { LifecycleResource } from '../cli/status-view.ts';
-import { startUiServer, type UiServer } from './server.ts';
-import { UiState } from './state.ts';
+import { startUiServer, type UiServer } from '../ui/server.ts';
+import { UiState } from '../ui/state.ts';
+import { bundledGraph } from './bundled.ts';
+import { findCrd, servedVersion, type CrdMatch } from './cluster-crds.ts';
+import type { CrdFinderFlags } from './crd-names.ts';
+import { CliError, EXIT } from './errors.ts';
+import { loadGraphFile } from './graph-module.ts';
+import { loadKubeConfig } from './kubeconfig.ts';
+import { noReadableGraph, typeNames } from './status-read.ts';
+import type { LifecycleResource } from './status-view.ts';
 
 export interface UiFlags extends CrdFinderFlags {
   namespace?: string;
@@ -142,12 +143,6 @@ function crdMatch(type: string | undefined): CrdMatch {
   };
 }
 
-function typeNames(crd: V1CustomResourceDefinition): string[] {
-  const { names, group } = crd.spec;
-  const base = [names.plural, names.singular ?? '', names.kind.toLowerCase(), ...(names.shortNames ?? [])].filter((n) => n !== '');
-  return [...base, ...base.map((n) => `${n}.${group}`)];
-}
-
 /** Every graph revision the CRD publishes, and its own; a CRD that publishes none: the bundled graph it names. */
 export function publishedGraphs(crd: V1CustomResourceDefinition): { graphs: Graph[]; current: string } {
   const annotations = crd.metadata?.annotations ?? {};
@@ -157,8 +152,7 @@ export function publishedGraphs(crd: V1CustomResourceDefinition): { graphs: Grap
     try {
       graphs = Object.values(JSON.parse(text) as Record<string, unknown>).map((data) => loadGraph(data));
     } catch (error) {
-      const reason = error instanceof Error ? error.message.split('\n', 1)[0] : String(error);
-      throw new CliError(EXIT.usage, `CRD ${crd.metadata?.name}: its ${GRAPH_REVISIONS_ANNOTATION} annotation holds no readable graph: ${reason}`, 'Apply the CRD again (okt crd FILE ... | kubectl apply -f -), or pass --graph FILE.');
+      throw noReadableGraph(crd, error);
     }
     const current = annotations[GRAPH_REVISION_ANNOTATION] ?? graphs[0]?.revision;
     if (current !== undefined && graphs.some((g) => g.revision === current)) return { graphs, current };
