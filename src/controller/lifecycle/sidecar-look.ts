@@ -4,6 +4,7 @@
 import type { LifecycleStatus } from '../../kube/lifecycle-resource.ts';
 import { isTerminal, type Observation, type Operation, type SidecarClient, type SidecarProblemError } from '../../sidecar-client/index.ts';
 import type { Logger } from '../logger.ts';
+import { heldForMs } from './cycle-brake.ts';
 import { classifyAnswerFailure, sidecarVerdict } from './error-policy.ts';
 import { EpochMemory } from './epoch-news.ts';
 import type { SidecarClients, SidecarResolution } from './sidecar-clients.ts';
@@ -61,7 +62,9 @@ export class SidecarLook {
         const verdict = sidecarVerdict('read', error, operation.epoch);
         if (verdict !== 'unknown' && verdict !== 'rerun') throw error;
         const epoch = (error as SidecarProblemError).problem.epoch ?? '';
-        if (verdict === 'unknown') return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
+        // One the cycle brake still holds was given to no sidecar: unknown to any, never lost.
+        const held = heldForMs(operation, new Date().toISOString()) > 0;
+        if (verdict === 'unknown' || held) return { kind: 'answered', epoch, operation: 'unknown', observedEvents: [] };
         return await this.#rerun(client, operation, epoch, log);
       }
     }

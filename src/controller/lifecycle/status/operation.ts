@@ -92,9 +92,14 @@ export function requestCancel(work: StatusDraft, operation: OperationStatus): Op
 /** Starts an operation committed earlier, on the sidecar it was committed with; a refusal is said in the conditions. */
 export function startCommitted(work: StatusDraft, operation: OperationStatus, epoch: string, refusal: StartRefusal | undefined): StepEffects {
   // The parameters it was committed with: the same id with others would be another operation.
-  const start = startOf(operation, operation.epoch ?? epoch);
   const held = heldForMs(operation, work.now);
-  if (held > 0) return { ...work.writeIfChanged(), requeueAfterMs: held };
+  if (held > 0) {
+    // Held by the cycle brake, it was given to no sidecar yet: it goes to the one answering now (the
+    // one it was committed with may have lost its memory meanwhile).
+    if (operation.epoch !== epoch) work.status.operation = { ...operation, epoch };
+    return { ...work.writeIfChanged(), requeueAfterMs: held };
+  }
+  const start = startOf(operation, operation.epoch ?? epoch);
   if (refusal === undefined || refusal.operation !== operation.id) return { ...work.writeIfChanged(), startOperation: start, poll: true };
   const effects = refusal.stall ? work.stall(refusal.reason, refusal.message) : work.waiting(refusal.reason, refusal.message);
   return { ...effects, startOperation: start, requeueAfterMs: refusal.retryAfterMs };
