@@ -20,17 +20,24 @@ import { createNamespace, e2eKubeconfigPath, mergePatch } from '../helpers/clust
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
-import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest } from './system.ts';
+import { FREE_TURNS, maxTurnsWithin } from '../../../src/controller/lifecycle/cycle-brake.ts';
+import type { Graph } from '../../../src/graph/index.ts';
+import type { Operation } from '../../../src/sidecar-client/protocol.ts';
+import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest, type SidecarUnderTestOptions } from './system.ts';
 import { fcRuns } from '../../fixtures/fast-check.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade', 'sidecar-switch', 'action-cycle'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
 export interface Fault {
   kind: FaultKind;
   afterTransitions: number;
-  /** operator, graph-upgrade: pause before the restart; apiserver, sidecar, sink: downtime; rival: how long it writes; the others: unused. */
+  /**
+   * operator, graph-upgrade: pause before the restart; apiserver, sidecar, sink: downtime; rival: how
+   * long it writes; sidecar-switch: how long the CRs stay on the second sidecar; action-cycle: how long
+   * the actions drive the cycle; the others: unused.
+   */
   forMs: number;
 }
 
@@ -75,7 +82,14 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   'silent-network': { min: 0, max: 0 },
   // The rollout's pause between the last replica of revision 1 stopped and the first of revision 2 started.
   'graph-upgrade': { min: 0, max: 1500 },
+  'sidecar-switch': { min: 500, max: 3000 },
+  // Long enough for the brake to hold turns, among the other faults' delays.
+  'action-cycle': { min: 8000, max: 20000 },
 };
+
+/** CRs one sidecar-switch, or one action-cycle, takes (at most). */
+const SWITCHED_CRS = 3;
+const CYCLING_CRS = 3;
 
 /**
  * The graph the operators are rolled to: it only renames Servicing to Backup, so the walks, written in
@@ -115,9 +129,10 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean() })
     .chain(({ walks, replicas, idempotent }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
-      // A graph upgrade lands mid-walk, on CRs of revision 1 already moving (the others at any moment).
+      // A graph upgrade lands mid-walk, on CRs of revision 1 already moving; a cycle while the walker
+      // still moves CRs between Running and Servicing (it starts with such a move); the others at any moment.
       const faultOf = (kind: FaultKind) =>
-        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * 0.9) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
+        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * (kind === 'action-cycle' ? 0.6 : 0.9)) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
       // Every kind at least once per run, then more of any kind but these: a teardown happens once (and
       // so does an upgrade, to its one revision), and each silent network costs the operator a request
       // timeout.
@@ -158,6 +173,11 @@ export interface RunTally {
   /** Migrated events (CRs moved to the revision the operators were rolled to). */
   migrations: number;
   blackHoledConnections: number;
+  /** CRs switched to the second sidecar and back; CRs whose actions drove a cycle, the events they raised, the braked CloudEvents. */
+  switchedCrs: number;
+  cycledCrs: number;
+  cycleEventsRaised: number;
+  brakedEvents: number;
   /** CRs deleted after the walk and driven down their default path; CRs abandoned in a torn-down namespace. */
   deleted: number;
   abandoned: number;
@@ -183,9 +203,9 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const fillsDisk = scenario.faults.some((f) => f.kind === 'disk-full');
   // Upgrading: the sidecar has actions under both names before the operators roll (graph-upgrade.test.ts says why).
   const upgrading = scenario.faults.some((f) => f.kind === 'graph-upgrade');
-  const sidecar = await SidecarUnderTest.start({
-    idempotent: scenario.idempotent, ...(fillsDisk ? { journalDiskBytes: JOURNAL_DISK_BYTES } : {}), ...(upgrading ? { graphs: [databaseGraph, UPGRADE] } : {}),
-  });
+  const sidecarOptions: SidecarUnderTestOptions = { idempotent: scenario.idempotent, ...(upgrading ? { graphs: [databaseGraph, UPGRADE] } : {}) };
+  const sidecar = await SidecarUnderTest.start({ ...sidecarOptions, ...(fillsDisk ? { journalDiskBytes: JOURNAL_DISK_BYTES } : {}) });
+  const switching = scenario.faults.some((f) => f.kind === 'sidecar-switch') ? await SidecarSwitch.start(sidecarOptions) : undefined;
   // The operators reach the API server through a TCP proxy that a fault can black-hole (no FIN, no RST).
   const silencing = scenario.faults.some((f) => f.kind === 'silent-network');
   const network = silencing ? await ProxiedApiServer.start(env.plane?.kubeconfigPath ?? e2eKubeconfigPath()) : undefined;
@@ -198,7 +218,8 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     ...(network !== undefined ? { kubeconfigPath: network.kubeconfigPath, watchIdleSeconds: WATCH_IDLE_SECONDS, requestTimeoutSeconds: REQUEST_TIMEOUT_SECONDS } : env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
   });
   const faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-  const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [] };
+  const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [], at: new Map(), taken: new Set(), held: new Set() };
+  const cycles: CycleTally = { cycled: 0, braked: new Set() };
   const rival = { writes: 0 };
   try {
     const names = scenario.walks.map((_, i) => `db-${i}`);
@@ -207,6 +228,8 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     // What the CRs' status holds unfinished right now: a sidecar that forgets may run those again.
     const heldUnfinished = async () => new Set((await list(kc, namespace)).flatMap((db) => {
       const op = db.status?.operation;
+      // A CR switched to the second sidecar holds an operation of that one.
+      if (db.spec.sidecar !== undefined) return [];
       return op !== undefined && !['Succeeded', 'Failed', 'Cancelled'].includes(op.phase) ? [op.id] : [];
     }));
 
@@ -267,6 +290,13 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
         case 'rival':
           await rivalWrites(kc, namespace, names, fault.forMs, rival);
           break;
+        case 'sidecar-switch':
+          await switching!.switchAndBack(kc, namespace, scenario.walks, progress, operators.graph, fault.forMs);
+          break;
+        case 'action-cycle':
+          // Not across a rollout: the event a cycling action raises is named in the operators' revision.
+          await onOperators(() => driveCycle(kc, namespace, progress, sidecar, operators.graph, fault.forMs, cycles));
+          break;
       }
     };
     const walking = walk(kc, namespace, names, scenario.walks, progress).finally(() => (progress.walked = true));
@@ -277,11 +307,14 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     // Everything is back up: each CR must rest at its last desired node, on the operators' revision, with all its events at the sink.
     const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink, operators.graph.revision);
     const settledAt = Date.now();
-    const operations = sidecar.operations();
-    const runs = sidecar.runs();
+    const operations = allOperations(sidecar, switching?.sidecar);
+    const runs = allRuns(sidecar, switching?.sidecar);
+    const raised = sidecar.raised();
     const tally: RunTally = {
       runs: 1, replicatedRuns: scenario.replicas > 1 ? 1 : 0, nonIdempotentRuns: scenario.idempotent ? 0 : 1, crs: names.length, transitions: 0, faults, interruptedOperations: sidecar.interruptions.size,
       forgottenOperations: sidecar.mayRerun.size, reruns: 0, retried: 0, diskFullExits: sidecar.diskFullExits, migrations: 0, blackHoledConnections: network?.blackHoled ?? 0, deleted: 0, abandoned: 0, operations: 0, events: 0, redeliveries: 0, rivalWrites: rival.writes,
+      switchedCrs: switching?.switched ?? 0, cycledCrs: cycles.cycled, cycleEventsRaised: [...raised.values()].reduce((a, b) => a + b, 0),
+      brakedEvents: new Set(sink.received.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.braked).map((e) => e.id)).size,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
       walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
     };
@@ -289,9 +322,18 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     const byUid = eventsByUid(sink.received);
     for (const db of settled) {
       const walked = scenario.walks[names.indexOf(db.metadata.name)]!;
-      expect(db.status!.transition, `${db.metadata.name}: transitions of the walk ${walked.join('>')}, no more`).toBe(walkTransitions(walked));
+      const cycleEvents = raised.get(db.metadata.uid) ?? 0;
+      if (cycleEvents === 0) {
+        expect(db.status!.transition, `${db.metadata.name}: transitions of the walk ${walked.join('>')}, no more`).toBe(walkTransitions(walked));
+      } else {
+        // Each event its actions raised took one transition between Running and Servicing, one step nearer
+        // the desired node (no detour) or one farther (a detour of two): the walk's, plus an even number.
+        const detour = db.status!.transition - walkTransitions(walked);
+        expect({ detour, even: detour % 2 === 0 }, `${db.metadata.name}: transitions of the walk ${walked.join('>')} (${walkTransitions(walked)}), plus at most two per event its actions raised (${cycleEvents})`).toEqual({ detour: Math.min(Math.max(detour, 0), 2 * cycleEvents), even: true });
+      }
       tally.transitions += db.status!.transition;
       const events = checkEvents(db, byUid.get(db.metadata.uid) ?? []);
+      if (cycles.braked.has(db.metadata.uid)) expect(byUid.get(db.metadata.uid)?.some((e) => e.type === LIFECYCLE_EVENT_TYPES.braked), `${db.metadata.name}: a braked CloudEvent, having turned more than the brake's free turns without a spec edit`).toBe(true);
       tally.events += events.events;
       tally.redeliveries += events.redeliveries;
       tally.migrations += events.migrations;
@@ -303,13 +345,15 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     expect(tally.retried, 'failed actions retried through spec.retry, as the walker saw them stall').toBe(progress.retried);
     // Rolled mid-walk: CRs of revision 1 were migrated (each CR's stream says so once, checked above).
     if (upgrading) expect(tally.migrations, 'CRs migrated to the revision the operators were rolled to').toBeGreaterThan(0);
+    if (switching !== undefined) expect(tally.switchedCrs, 'CRs switched to the second sidecar and back').toBeGreaterThan(0);
+    if (faults['action-cycle'] > 0) expect(tally.cycledCrs, 'CRs whose actions drove a cycle').toBeGreaterThan(0);
 
     // Deletion from wherever each walk ended: down the default path, exactly its actions, every event out.
     await Promise.all(names.map((name) => api.remove(namespace, name)));
     await waitUntilGone(kc, namespace, names.length, 60_000);
     await waitFor(() => settled.every((db) => lastEventIsLeaf(sink, db.metadata.uid)), 30_000, 'the last events of the deleted CRs at the sink');
     const after = eventsByUid(sink.received);
-    for (const db of settled) tally.transitions += checkDeletion(db, after.get(db.metadata.uid) ?? [], sidecar.operations(), sidecar.runs());
+    for (const db of settled) tally.transitions += checkDeletion(db, after.get(db.metadata.uid) ?? [], allOperations(sidecar, switching?.sidecar), allRuns(sidecar, switching?.sidecar));
     tally.deleted = settled.length;
     if (teardown !== undefined) tally.abandoned = await teardown.check(sink);
     tally.seconds = seconds(Date.now() - started);
@@ -320,6 +364,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   } finally {
     await operators.stop();
     await sidecar.stop();
+    await switching?.sidecar.stop();
     await teardown?.stop();
     await network?.close();
     await sink.close();
@@ -455,6 +500,209 @@ class TeardownUnderTest {
   }
 }
 
+/** Every sidecar's operations: an operation id is on one sidecar only (none ran on two). */
+function allOperations(...sidecars: (SidecarUnderTest | undefined)[]): Map<string, Operation> {
+  const all = new Map<string, Operation>();
+  for (const sidecar of sidecars) {
+    for (const [id, operation] of sidecar?.operations() ?? []) {
+      expect(all.has(id), `operation ${id} on two sidecars`).toBe(false);
+      all.set(id, operation);
+    }
+  }
+  return all;
+}
+
+/** Every sidecar's runs of each operation, summed. */
+function allRuns(...sidecars: (SidecarUnderTest | undefined)[]): Map<string, number> {
+  const all = new Map<string, number>();
+  for (const sidecar of sidecars) for (const [id, count] of sidecar?.runs() ?? []) all.set(id, (all.get(id) ?? 0) + count);
+  return all;
+}
+
+/** The node the graph the operators run calls Servicing (Backup after the upgrade). */
+function servicingIn(graph: Graph): string {
+  return graph.has('Servicing') ? 'Servicing' : 'Backup';
+}
+
+/** A merge patch of the CR's spec that only applies to the object as read (resourceVersion): undefined on a conflict or any error. */
+async function patchSpecIfUnchanged(kc: KubeConfig, db: DatabaseObject, spec: Record<string, unknown>): Promise<DatabaseObject | undefined> {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const { name, namespace, resourceVersion } = db.metadata as { name: string; namespace: string; resourceVersion: string };
+  try {
+    return (await objects.patchNamespacedCustomObject({ group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace, name, body: { metadata: { resourceVersion }, spec } }, mergePatch)) as DatabaseObject;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Up to `count` CRs resting at their desired node on the run's own sidecar, none taken before, whose
+ * walks go on (so that they move while taken; once the walk is done, any), each patched with `spec`
+ * while still resting as read, and held there by the walker (progress.held) until released. Looks for
+ * 30 s at most.
+ */
+async function takeResting(kc: KubeConfig, namespace: string, walks: readonly string[][], progress: WalkProgress, count: number, spec: Record<string, unknown>): Promise<DatabaseObject[]> {
+  const taken: DatabaseObject[] = [];
+  const deadline = Date.now() + 30_000;
+  while (taken.length === 0 && Date.now() < deadline) {
+    let items: DatabaseObject[] = [];
+    try {
+      items = await list(kc, namespace);
+    } catch {
+      // the API server may be restarting
+    }
+    for (const db of items) {
+      const name = db.metadata.name;
+      const walk = walks[Number(name.slice('db-'.length))]!;
+      const goesOn = progress.walked || (progress.at.get(name) ?? 0) + 1 < walk.length;
+      if (taken.length === count || progress.taken.has(name) || db.spec.sidecar !== undefined || !goesOn || !isSettledAt(db, db.spec.desiredState)) continue;
+      progress.held.add(name);
+      const patched = await patchSpecIfUnchanged(kc, db, spec);
+      if (patched === undefined) {
+        progress.held.delete(name);
+        continue;
+      }
+      progress.taken.add(name);
+      taken.push({ ...db, metadata: { ...db.metadata, generation: patched.metadata.generation } });
+    }
+    if (taken.length === 0) await sleep(100);
+  }
+  return taken;
+}
+
+async function readCr(kc: KubeConfig, namespace: string, name: string): Promise<DatabaseObject | undefined> {
+  try {
+    return await databases(kc).get(namespace, name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A second sidecar with a life of its own (an operation of no CR, its probe's events) that resting CRs
+ * are switched to (spec.sidecar.url) and, once resting again, back to the run's own (the field removed).
+ * Before each switch its probe raises events that would move a CR at Running or Servicing: a CR is
+ * offered only events it had a part in, so the switch is taken without a transition and the CR still
+ * takes exactly its walk's transitions (checked with the others). A CR is switched once a run: one
+ * switched back to an epoch it read before reads on from where it left it ("Whose events are news",
+ * docs/operator.md), so what this one raised meanwhile would be its news.
+ */
+class SidecarSwitch {
+  readonly sidecar: SidecarUnderTest;
+  switched = 0;
+
+  private constructor(sidecar: SidecarUnderTest) {
+    this.sidecar = sidecar;
+  }
+
+  static async start(options: SidecarUnderTestOptions): Promise<SidecarSwitch> {
+    const sidecar = await SidecarUnderTest.start({ ...options, probe: true });
+    await sidecar.runOwnOperation('its-own-life-1', 'Running');
+    return new SidecarSwitch(sidecar);
+  }
+
+  async switchAndBack(kc: KubeConfig, namespace: string, walks: readonly string[][], progress: WalkProgress, graph: Graph, stayMs: number): Promise<void> {
+    const stale = await this.sidecar.raiseFromProbe([servicingIn(graph), 'Running']);
+    const chosen = await takeResting(kc, namespace, walks, progress, SWITCHED_CRS, { sidecar: { url: this.sidecar.url } });
+    this.switched += chosen.length;
+    await Promise.all(chosen.map(async (before) => {
+      const name = before.metadata.name;
+      // The first status for the switch: no transition, unless the walker moved the CR on meanwhile.
+      const reading = await waitForCr(kc, namespace, name, (db) => (db.status?.observedGeneration ?? 0) >= before.metadata.generation! && db.status?.observedEpoch === stale.epoch, `to take the switch to the second sidecar (epoch ${stale.epoch})`);
+      // Held by the walker: nothing else moved it (unless the walker's look had come just before the hold).
+      if (reading.metadata.generation === before.metadata.generation) {
+        expect(reading.status?.transition, `${name}: transitions when switched to a sidecar whose probe raised ${servicingIn(graph)} and Running before (epoch ${stale.epoch})`).toBe(before.status?.transition);
+      }
+      expect(reading.status?.observedSequence, `${name}: where its news on the second sidecar begins, after what it raised before the switch`).toBeGreaterThanOrEqual(stale.lastSeq);
+      progress.held.delete(name);
+    }));
+    await sleep(stayMs);
+    await Promise.all(chosen.map(async ({ metadata: { name } }) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const db = await readCr(kc, namespace, name);
+        if (db !== undefined && isSettledAt(db, db.spec.desiredState) && (await patchSpecIfUnchanged(kc, db, { sidecar: null })) !== undefined) return;
+        if (Date.now() > deadline) throw new Error(`${name} did not rest on the second sidecar within 60 s to be switched back: ${db?.status?.pathSummary}`);
+        await sleep(100);
+      }
+    }));
+  }
+}
+
+async function waitForCr(kc: KubeConfig, namespace: string, name: string, ready: (db: DatabaseObject) => boolean, what: string): Promise<DatabaseObject> {
+  let found: DatabaseObject | undefined;
+  await waitFor(async () => {
+    found = await readCr(kc, namespace, name);
+    return found !== undefined && ready(found);
+  }, 60_000, `${name} ${what}`);
+  return found!;
+}
+
+/**
+ * A world whose actions drive a cycle: the next CRs (on the run's own sidecar) the walker moves between
+ * Running and Servicing are taken; from then on, for `forMs`, each of their actions at Running raises
+ * Servicing and each at Servicing raises Running, so they turn with no spec edit. Read every 100 ms
+ * meanwhile: between any two reads at one generation, a CR takes at most twice maxTurnsWithin(the time
+ * between them) plus the graph's node count transitions (the cycle brake's documented bound). Adds to
+ * `cycles` how many CRs raised an event, and the uids of those that took more transitions than the
+ * brake's free turns (and one more, not a turn) at one generation: each must have had a braked CloudEvent.
+ */
+async function driveCycle(kc: KubeConfig, namespace: string, progress: WalkProgress, sidecar: SidecarUnderTest, graph: Graph, forMs: number, cycles: CycleTally): Promise<void> {
+  const servicing = servicingIn(graph);
+  const taken = new Map<string, string>();
+  progress.startCycle = (db) => {
+    if (taken.size === CYCLING_CRS || db.spec.sidecar !== undefined) return false;
+    progress.taken.add(db.metadata.name);
+    taken.set(db.metadata.name, db.metadata.uid);
+    sidecar.cycle(db.metadata.uid, { Running: servicing, [servicing]: 'Running' });
+    return true;
+  };
+  const reads = new Map<string, { sentMs: number; answeredMs: number; generation: number; transition: number }[]>();
+  try {
+    await waitFor(() => taken.size > 0 || progress.walked, 30_000, 'the walker to move a CR between Running and Servicing');
+    const until = Date.now() + forMs;
+    while (Date.now() < until) {
+      const sentMs = Date.now();
+      try {
+        const items = await list(kc, namespace);
+        const answeredMs = Date.now();
+        for (const db of items.filter((d) => taken.has(d.metadata.name))) {
+          const seen = reads.get(db.metadata.name) ?? [];
+          seen.push({ sentMs, answeredMs, generation: db.metadata.generation!, transition: db.status?.transition ?? 0 });
+          reads.set(db.metadata.name, seen);
+        }
+      } catch {
+        // the API server may be restarting
+      }
+      await sleep(100);
+    }
+  } finally {
+    progress.startCycle = undefined;
+    for (const uid of taken.values()) sidecar.stopCycling(uid);
+  }
+  for (const [name, seen] of reads) {
+    const overBound: string[] = [];
+    for (let i = 0; i < seen.length; i++) {
+      for (let j = i + 1; j < seen.length && seen[j]!.generation === seen[i]!.generation; j++) {
+        const windowMs = seen[j]!.answeredMs - seen[i]!.sentMs;
+        const transitions = seen[j]!.transition - seen[i]!.transition;
+        const bound = 2 * maxTurnsWithin(windowMs) + graph.nodeNames.length;
+        if (transitions > bound) overBound.push(`${transitions} > ${bound} within ${windowMs} ms (generation ${seen[i]!.generation})`);
+        if (transitions > FREE_TURNS + 1) cycles.braked.add(taken.get(name)!);
+      }
+    }
+    expect(overBound.slice(0, 3), `${name}: transitions without a spec edit, its actions driving a cycle, over the cycle brake's bound`).toEqual([]);
+  }
+  const raised = sidecar.raised();
+  cycles.cycled += [...taken.values()].filter((uid) => (raised.get(uid) ?? 0) > 0).length;
+}
+
+/** What the action-cycle faults of a run did: CRs whose actions raised an event; uids that must have been braked. */
+interface CycleTally {
+  cycled: number;
+  braked: Set<string>;
+}
+
 /** Faults of one kind one after the other; kinds overlap, as independent failures do. */
 async function injectAll(faults: readonly Fault[], progress: WalkProgress, inject: (f: Fault) => Promise<void>, log: (line: string) => void): Promise<void> {
   await Promise.all(
@@ -475,6 +723,14 @@ interface WalkProgress {
   retried: number;
   /** Every read in which a CR was Ready over an action that did not succeed. */
   readyOverFailure: string[];
+  /** Per CR, the step of its walk it is at. */
+  at: Map<string, number>;
+  /** CRs a sidecar switch or a cycle took (each at most once a run). */
+  taken: Set<string>;
+  /** CRs the walker leaves where they are for now (a switch being taken). */
+  held: Set<string>;
+  /** While a cycle is wanted: the walker offers it each CR it is about to move between Running and Servicing (true: taken, its actions now raise the cycle's events). */
+  startCycle?: (db: DatabaseObject) => boolean;
 }
 
 /**
@@ -484,7 +740,8 @@ interface WalkProgress {
  */
 async function walk(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], progress: WalkProgress): Promise<void> {
   const api = databases(kc);
-  const at = new Map(names.map((name) => [name, 0]));
+  const at = progress.at;
+  for (const name of names) at.set(name, 0);
   const deadline = Date.now() + WALK_TIMEOUT_MS;
   let last: DatabaseObject[] = [];
   for (;;) {
@@ -526,6 +783,8 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
         }
         if (step + 1 === plan.length) return;
         done = false;
+        if (progress.held.has(name)) return;
+        if (LOOPED.includes(plan[step + 1] as never) && !progress.taken.has(name)) progress.startCycle?.(db);
         try {
           await api.patchSpec(namespace, name, { desiredState: plan[step + 1] });
           at.set(name, step + 1);

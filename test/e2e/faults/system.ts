@@ -3,7 +3,7 @@
 // port), and the operator replicas (`okt run` children, restarted like a kubelet restarts a pod).
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,13 +12,15 @@ import { databaseGraph } from '../../../graphs/database.ts';
 import type { Graph } from '../../../src/graph/index.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../../src/events/index.ts';
 import { freePort } from '../../../src/net/free-ports.ts';
-import type { Operation } from '../../../src/sidecar-client/protocol.ts';
+import type { Observation, Operation } from '../../../src/sidecar-client/protocol.ts';
 import { readJournal, replayJournal } from '../../../sidecar/journal.ts';
 import { spawnSidecarProcess, type SidecarProcess } from '../../../sidecar/index.ts';
 import { okt } from '../../fixtures/okt-process.ts';
+import { SidecarClient } from '../../../src/sidecar-client/index.ts';
 import { killHard, spawnOperator, stopGracefully } from '../helpers/operator-process.ts';
 
 const TOKEN = 'fault-sidecar-token-0123456789abcdef';
+const PROBE_INTERVAL_MS = 100;
 /** How long after its disk has room again a sidecar may still end on a journal write that failed just before. */
 const LATE_EXIT_MS = 1000;
 
@@ -34,6 +36,8 @@ export interface SidecarUnderTestOptions {
    * upgrade, the old and the new names (see the graph-upgrade e2e test for why both).
    */
   graphs?: readonly Graph[];
+  /** A probe, every 100 ms, raising what the file `raise` in its directory says (`okt-event: <Event>` lines): see raiseFromProbe. */
+  probe?: boolean;
 }
 
 /** Operation id -> how many times its action started: a runs log holds one id per start (none yet: empty). */
@@ -41,6 +45,14 @@ export function readRuns(file: string): Map<string, number> {
   const counts = new Map<string, number>();
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   for (const id of text.split('\n').filter(Boolean)) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+/** Uid -> how many times an action of that CR raised the event its cycling file says (a CR's operation ids begin with its uid). */
+export function readRaised(file: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  const uid = (id: string) => id.slice(0, 36);
+  for (const [id, count] of readRuns(file)) counts.set(uid(id), (counts.get(uid(id)) ?? 0) + count);
   return counts;
 }
 
@@ -90,7 +102,10 @@ export class SidecarUnderTest {
       execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${options.journalDiskBytes}`, 'okt-fault-journal', sidecar.diskDir]);
       sidecar.#mounted = true;
     }
-    const script = `if rm fail-next 2>/dev/null; then echo "okt-test: told to fail" >&2; exit 3; fi; ${options.script ?? 'sleep 0.05'}`;
+    mkdirSync(sidecar.cyclingDir);
+    // An action of a CR with a cycling file for its node raises the event the file names, after its work (a failed one raises nothing).
+    const cycling = `f="cycling/$(echo "$OKT_OPERATION_ID" | cut -c1-36).$OKT_NODE"; if [ -f "$f" ]; then echo "$OKT_OPERATION_ID" >> raised.log; cat "$f"; fi`;
+    const script = `if rm fail-next 2>/dev/null; then echo "okt-test: told to fail" >&2; exit 3; fi; ${options.script ?? 'sleep 0.05'}; ${cycling}`;
     const nodes: Record<string, unknown> = {};
     for (const graph of options.graphs ?? [databaseGraph]) {
       for (const name of graph.nodeNames) {
@@ -105,7 +120,7 @@ export class SidecarUnderTest {
       logLevel: 'silent',
       // One sidecar serves every CR of the run here, so it must run their actions side by side.
       maxActiveOperations: 256,
-      graphs: { [databaseGraph.name]: { nodes } },
+      graphs: { [databaseGraph.name]: { nodes, ...(options.probe ? { probe: { command: { argv: ['sh', '-c', 'cat raise 2>/dev/null; true'] }, intervalMs: PROBE_INTERVAL_MS } } : {}) } },
     };
     writeFileSync(sidecar.configFile, JSON.stringify(config));
     await sidecar.restart();
@@ -170,6 +185,66 @@ export class SidecarUnderTest {
   operations(): Map<string, Operation> {
     const records = [...this.#formerJournals, this.journalFile].flatMap((file) => readJournal(file));
     return new Map([...replayJournal(records)].map(([id, record]) => [id, record.operation]));
+  }
+
+  get cyclingDir(): string {
+    return path.join(this.dir, 'cycling');
+  }
+
+  /** From now on, each action of the CR `uid` at a node of `raises` raises the event it names there (a world whose actions drive a cycle). */
+  cycle(uid: string, raises: Record<string, string>): void {
+    for (const [node, event] of Object.entries(raises)) writeFileSync(path.join(this.cyclingDir, `${uid}.${node}`), `okt-event: ${event}\n`);
+  }
+
+  /** The actions of the CR `uid` raise nothing any more. */
+  stopCycling(uid: string): void {
+    for (const file of readdirSync(this.cyclingDir)) if (file.startsWith(`${uid}.`)) unlinkSync(path.join(this.cyclingDir, file));
+  }
+
+  /** Uid -> the events the actions of that CR raised from their cycling files (runs that raised). */
+  raised(): Map<string, number> {
+    return readRaised(path.join(this.dir, 'raised.log'));
+  }
+
+  /** The sidecar's observation (its epoch, its probe's events). */
+  async observe(): Promise<Observation> {
+    const client = new SidecarClient({ baseUrl: this.url, token: TOKEN, retries: 0 });
+    try {
+      return await client.observe({ since: 0 });
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** Runs an operation of no CR (a life of its own before any CR meets it): `id` on `node`, to its end. */
+  async runOwnOperation(id: string, node: string): Promise<Operation> {
+    const client = new SidecarClient({ baseUrl: this.url, token: TOKEN, retries: 0 });
+    try {
+      await client.startOperation(id, { graph: databaseGraph.name, node });
+      return await client.waitForOperation(id, { timeoutMs: 10_000 });
+    } finally {
+      await client.close();
+    }
+  }
+
+  /**
+   * Its probe (`probe: true`) raises `events` once (recorded while no action runs), then nothing: the
+   * probe reads nothing again for a few intervals before this returns. Returns the observation with them.
+   */
+  async raiseFromProbe(events: readonly string[]): Promise<Observation> {
+    const before = (await this.observe()).lastSeq;
+    const raise = path.join(this.dir, 'raise');
+    writeFileSync(raise, events.map((e) => `okt-event: ${e}\n`).join(''));
+    const deadline = Date.now() + 10_000;
+    let seen = await this.observe();
+    while (seen.lastSeq < before + events.length) {
+      if (Date.now() > deadline) throw new Error(`the probe of ${this.url} did not raise ${events.join(', ')} within 10 s (lastSeq ${seen.lastSeq}, was ${before})`);
+      await sleep(PROBE_INTERVAL_MS);
+      seen = await this.observe();
+    }
+    unlinkSync(raise);
+    await sleep(4 * PROBE_INTERVAL_MS);
+    return seen;
   }
 
   /** The next action to start fails (once). */
