@@ -1,6 +1,9 @@
 import { Command } from 'commander';
 import {
   kubeconfigExport,
+  kubectlPathExport,
+  DEBIAN_KUBERNETES_VERSION,
+  DEFAULT_KUBERNETES_VERSION,
   localClusterDown,
   localClusterUp,
   provision,
@@ -8,6 +11,8 @@ import {
   isLocalClusterUp,
   describeCleanup,
 } from '../cluster/index.ts';
+
+const KUBERNETES_OPTION_HELP = `the Kubernetes release, e.g. 1.37 or 1.37.2 (default: $OKT_KUBERNETES_VERSION, else ${DEFAULT_KUBERNETES_VERSION}); releases other than ${DEBIAN_KUBERNETES_VERSION} are built from the Go modules pinned in k8s/ with the machine's Go`;
 
 /** `okt cluster provision|up|env|down`: a local etcd + kube-apiserver for tests and the demo. */
 export function clusterCommand(): Command {
@@ -17,10 +22,14 @@ export function clusterCommand(): Command {
     .command('provision')
     .description('Install etcd and build kube-apiserver once into the okt cache (Debian-like machine, as root)')
     .option('--node', 'also what a node needs: kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd, CNI, buildah', false)
-    .action((flags: { node: boolean }) =>
+    .option('--kubernetes <version>', KUBERNETES_OPTION_HELP)
+    .action((flags: { node: boolean; kubernetes?: string }) =>
       fail(async () => {
-        const binaries = await provision({ node: flags.node });
-        process.stdout.write(`etcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\n`);
+        const binaries = await provision({ node: flags.node, ...(flags.kubernetes === undefined ? {} : { kubernetes: flags.kubernetes }) });
+        process.stdout.write(
+          `Kubernetes ${binaries.kubernetesVersion}\netcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\n` +
+            (binaries.kubectl ? `kubectl: ${binaries.kubectl}\n` : ''),
+        );
       }),
     );
 
@@ -28,13 +37,19 @@ export function clusterCommand(): Command {
     .command('up')
     .description('Start the control plane (provisioning first if needed) and leave it running')
     .option('--node', 'also a real node that runs Pods (containerd, kubelet, kube-proxy, controllers); changes host kernel settings and firewall rules until `down`', false)
-    .action((flags: { node: boolean }) =>
+    .option('--kubernetes <version>', KUBERNETES_OPTION_HELP)
+    .action((flags: { node: boolean; kubernetes?: string }) =>
       fail(async () => {
-        const result = await localClusterUp({ node: flags.node, progress: (line) => process.stderr.write(`${line}\n`) });
+        const result = await localClusterUp({
+          node: flags.node,
+          ...(flags.kubernetes === undefined ? {} : { kubernetes: flags.kubernetes }),
+          progress: (line) => process.stderr.write(`${line}\n`),
+        });
         const { state } = result;
         const pids = [...state.processes, ...(state.node?.processes ?? [])].map((p) => `${p.name} ${p.pid}`).join(', ');
         process.stdout.write(
           (result.kind === 'already-up' ? 'Control plane already up' : `Control plane up (ready ${(result.readyAfterMs / 1000).toFixed(1)} s after start)`) +
+            ` (Kubernetes ${state.kubernetesVersion ?? DEBIAN_KUBERNETES_VERSION})` +
             ` at ${state.server} (${pids})\n` +
             (state.node ? `Node ${state.node.name} Ready at ${state.node.address} (kubectl get nodes)\n` : '') +
             `kubeconfig: ${state.kubeconfigPath}\n` +
@@ -45,14 +60,14 @@ export function clusterCommand(): Command {
 
   cluster
     .command('env')
-    .description('Print `export KUBECONFIG=…` for the running control plane (eval "$(npx okt cluster env)")')
+    .description('Print `export KUBECONFIG=…` for the running control plane, and PATH with its release\'s own kubectl when built with it (eval "$(npx okt cluster env)")')
     .action(() =>
       fail(async () => {
         const state = readLocalState();
         if (!state || !(await isLocalClusterUp(state))) {
           throw new Error('no control plane is up: run `npx okt cluster up` first');
         }
-        process.stdout.write(kubeconfigExport(state.kubeconfigPath) + '\n');
+        process.stdout.write(kubeconfigExport(state.kubeconfigPath) + '\n' + (state.kubectl ? kubectlPathExport(state.kubectl) + '\n' : ''));
       }),
     );
 

@@ -11,7 +11,8 @@ import { primaryIPv4 } from './host.ts';
 import { NODE_NAME, startNode, stopNode, stopNodeNow, type NodeCleanup, type RunningNode } from './node.ts';
 import { KUBERNETES_SERVICE_IP, SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess } from './node-access.ts';
 import { writeClusterPki } from './pki.ts';
-import { findBinaries, provision, type Binaries } from './provision.ts';
+import { findBinaries, provision, requestedRelease, type Binaries } from './provision.ts';
+import { releaseApiserverFlags } from './kubernetes-version.ts';
 import { tailOf } from './run.ts';
 
 /** A running etcd + kube-apiserver on loopback. */
@@ -28,6 +29,10 @@ export interface ControlPlane {
   readonly forNode?: NodeAccess;
   /** The node, when started with `node: true`. */
   readonly node?: RunningNode;
+  /** The Kubernetes release it runs (`1.37.2`). */
+  readonly kubernetesVersion: string;
+  /** The release's own kubectl when it was built with it (releases from Go modules); else undefined (the kubectl on PATH). */
+  readonly kubectl?: string;
   /** From launching etcd to the first 200 from /readyz. */
   readonly readyAfterMs: number;
   /** Stop both processes (only if they are still the ones started) and remove the data dir. */
@@ -52,6 +57,8 @@ export interface StartOptions {
   /** How long to wait for /readyz. Default 60 s. */
   readyTimeoutMs?: number;
   progress?: (line: string) => void;
+  /** The Kubernetes release (`1.37`, `1.37.2`). Default: OKT_KUBERNETES_VERSION, else DEFAULT_KUBERNETES_VERSION. */
+  kubernetes?: string;
   /**
    * Start a real node too (containerd, kubelet, kube-proxy, kube-controller-manager, kube-scheduler).
    * The API server then listens on the host's primary address (Pods cannot reach its loopback through
@@ -80,7 +87,8 @@ export function controlPlaneLayout(dataDir: string) {
 /** Start etcd and kube-apiserver on free loopback ports and wait until the API server is ready. */
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const withNode = options.node ?? false;
-  const binaries = options.provision === false ? requireBinaries() : await provision({ progress: options.progress, node: withNode });
+  const wanted = { node: withNode, ...(options.kubernetes === undefined ? {} : { kubernetes: options.kubernetes }) };
+  const binaries = options.provision === false ? requireBinaries(options.kubernetes) : await provision({ progress: options.progress, ...wanted });
   const dataDir = mkdtempSync(join(tmpdir(), 'okt-cluster-'));
   const layout = controlPlaneLayout(dataDir);
   const started: ProcessRecord[] = [];
@@ -120,7 +128,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       `--bind-address=${address}`,
       `--advertise-address=${address}`,
       `--secure-port=${apiPort}`,
-      '--insecure-port=0',
+      ...releaseApiserverFlags(binaries.kubernetesVersion),
       `--cert-dir=${layout.certs}`,
       `--token-auth-file=${layout.tokens}`,
       '--service-account-issuer=https://kubernetes.default.svc',
@@ -156,6 +164,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       processes: started,
       ...(forNode ? { forNode } : {}),
       ...(node ? { node } : {}),
+      kubernetesVersion: binaries.kubernetesVersion,
+      ...(binaries.kubectl ? { kubectl: binaries.kubectl } : {}),
       readyAfterMs: Date.now() - launchedAt,
       stop: async () => {
         disarm();
@@ -202,9 +212,10 @@ export async function stopControlPlane(plane: {
   return cleanup;
 }
 
-function requireBinaries(): Binaries {
-  const binaries = findBinaries();
-  if (!binaries) throw new Error('etcd or kube-apiserver is missing: run `npx okt cluster provision`');
+function requireBinaries(kubernetes: string | undefined): Binaries {
+  const release = requestedRelease(kubernetes);
+  const binaries = findBinaries(process.env, release);
+  if (!binaries) throw new Error(`a binary of Kubernetes ${release.version} is missing: run \`npx okt cluster provision --kubernetes ${release.version}\``);
   return binaries;
 }
 

@@ -1,11 +1,14 @@
 export { startControlPlane, stopControlPlane, readyzStatus, type ControlPlane, type StartOptions } from './control-plane.ts';
-export { provision, findBinaries, ProvisionError, type Binaries, type ProvisionOptions } from './provision.ts';
+export { provision, findBinaries, requestedRelease, type Binaries, type ProvisionOptions } from './provision.ts';
+export { ProvisionError } from './steps.ts';
+export { DEBIAN_KUBERNETES_VERSION, DEFAULT_KUBERNETES_VERSION, type KubernetesRelease } from './kubernetes-version.ts';
 export {
   localClusterUp,
   localClusterDown,
   readLocalState,
   isLocalClusterUp,
   kubeconfigExport,
+  kubectlPathExport,
   localStatePath,
   type LocalClusterState,
   type UpResult,

@@ -1,10 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { readyzStatus, startControlPlane, stopControlPlane, type StartOptions } from './control-plane.ts';
 import { clusterStateDir } from './paths.ts';
 import { repairNodeHost, type NodeCleanup } from './node.ts';
 import { isStillOurs } from './processes.ts';
+import { requestedRelease } from './provision.ts';
+import { DEBIAN_KUBERNETES_VERSION } from './kubernetes-version.ts';
 
 // The one control plane per user that `okt cluster up` leaves running and `okt cluster down` stops.
 
@@ -17,6 +19,10 @@ const LocalClusterState = z.object({
   dataDir: z.string(),
   startedAt: z.string(),
   processes: z.array(ProcessRecordSchema),
+  /** The Kubernetes release it runs; absent in the state of an okt before releases could be chosen (1.20.2). */
+  kubernetesVersion: z.string().optional(),
+  /** The release's own kubectl, when built with it. */
+  kubectl: z.string().optional(),
   /** The node's components, when started with `--node`. */
   node: z.object({ name: z.string(), address: z.string(), processes: z.array(ProcessRecordSchema) }).optional(),
 });
@@ -50,9 +56,14 @@ export async function isLocalClusterUp(state: LocalClusterState): Promise<boolea
 export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind: 'started'; state: LocalClusterState; readyAfterMs: number };
 
 /** Start the user's control plane (and node), detached, unless it is already up. */
-export async function localClusterUp(options: Pick<StartOptions, 'progress' | 'node'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
+export async function localClusterUp(options: Pick<StartOptions, 'progress' | 'node' | 'kubernetes'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
   const previous = readLocalState(env);
   if (previous && (await isLocalClusterUp(previous))) {
+    const running = previous.kubernetesVersion ?? DEBIAN_KUBERNETES_VERSION;
+    const wanted = options.kubernetes === undefined ? undefined : requestedRelease(options.kubernetes, env).version;
+    if (wanted !== undefined && wanted !== running) {
+      throw new Error(`Kubernetes ${running} is up: stop it with \`npx okt cluster down\`, then run \`npx okt cluster up --kubernetes ${wanted}\``);
+    }
     if (options.node && !previous.node) {
       throw new Error('a control plane without a node is up: stop it with `npx okt cluster down`, then run `npx okt cluster up --node`');
     }
@@ -67,6 +78,8 @@ export async function localClusterUp(options: Pick<StartOptions, 'progress' | 'n
     dataDir: plane.dataDir,
     startedAt: new Date().toISOString(),
     processes: [...plane.processes],
+    kubernetesVersion: plane.kubernetesVersion,
+    ...(plane.kubectl ? { kubectl: plane.kubectl } : {}),
     ...(plane.node ? { node: { name: plane.node.name, address: plane.node.address, processes: [...plane.node.processes] } } : {}),
   };
   try {
@@ -99,5 +112,14 @@ export async function localClusterDown(env: NodeJS.ProcessEnv = process.env): Pr
 
 /** `export KUBECONFIG='…'`, quoted for POSIX shells. */
 export function kubeconfigExport(kubeconfigPath: string): string {
-  return `export KUBECONFIG='${kubeconfigPath.replaceAll("'", `'\\''`)}'`;
+  return `export KUBECONFIG=${shellQuote(kubeconfigPath)}`;
+}
+
+/** `export PATH='…':"$PATH"`: the directory of the release's own kubectl first. */
+export function kubectlPathExport(kubectl: string): string {
+  return `export PATH=${shellQuote(dirname(kubectl))}:"$PATH"`;
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -16,6 +16,14 @@ export function kubeBinaryPath(name: KubeBinary, env: NodeJS.ProcessEnv = proces
   return join(cacheDir(env), 'bin', name);
 }
 
+/**
+ * A command of a release built from Go modules (kube-apiserver, etcd, kubectl), cached per release:
+ * `bin/v1.37.2/kube-apiserver`. Debian's 1.20.2 keeps its place directly in `bin/` (kubeBinaryPath).
+ */
+export function releaseBinaryPath(version: string, name: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), 'bin', `v${version}`, name);
+}
+
 /** The binaries of the node's components, built with kube-apiserver in one make when a node is asked for. */
 export const NODE_KUBE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
 /** The pause image's program (build/pause/linux/pause.c of the same source), compiled static. */

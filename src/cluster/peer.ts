@@ -8,15 +8,13 @@ import { cacheDir } from './paths.ts';
 import {
   BUILD_PACKAGES,
   DEBIAN_GO_BIN,
-  ProvisionError,
-  Steps,
   debianGoEnv,
   enableDebSrc,
   fetchKubernetesSource,
-  installAtomically,
   isInstalled,
   refuseUnlessAble,
 } from './provision.ts';
+import { installAtomically, ProvisionError, Steps } from './steps.ts';
 import { CommandError, runLogged } from './run.ts';
 
 /** The package the peer is built as, inside the kubernetes tree (so its vendor/ and staging/ resolve). */

@@ -12,21 +12,27 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, PAUSE_BINARY, provisionLogPath, type KubeBinary } from './paths.ts';
+import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, PAUSE_BINARY, provisionLogPath, releaseBinaryPath, type KubeBinary } from './paths.ts';
 import { acquireLock } from './lock.ts';
 import { CommandError, runLogged, which } from './run.ts';
+import { installAtomically, ProvisionError, Steps } from './steps.ts';
+import { buildModuleRelease, missingModuleCommands, moduleReleaseVersions } from './kubernetes-modules.ts';
+import {
+  DEBIAN_KUBERNETES_VERSION,
+  DEFAULT_KUBERNETES_VERSION,
+  KubernetesVersionError,
+  resolveKubernetesRelease,
+  type KubernetesRelease,
+} from './kubernetes-version.ts';
 
-/** okt cannot provision on this machine; the message says what to do instead. */
-export class ProvisionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProvisionError';
-  }
-}
 
 export interface Binaries {
   etcd: string;
   kubeApiserver: string;
+  /** The release's own kubectl, built with it (releases from Go modules); else undefined: the kubectl on PATH. */
+  kubectl?: string;
+  /** The release these binaries are (`1.37.2`). */
+  kubernetesVersion: string;
 }
 
 export interface ProvisionOptions {
@@ -38,8 +44,14 @@ export interface ProvisionOptions {
   /** One line per step, for humans. Default: stderr. */
   progress?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The Kubernetes release (`1.37`, `1.37.2`). Default: the environment variable OKT_KUBERNETES_VERSION,
+   * else DEFAULT_KUBERNETES_VERSION.
+   */
+  kubernetes?: string;
 }
 
+const DEBIAN_RELEASE: KubernetesRelease = { source: 'debian', version: DEBIAN_KUBERNETES_VERSION };
 const SYSTEM_DIRS = ['/usr/bin', '/usr/local/bin', '/usr/sbin'];
 const REFLECT2_FIXED = '/usr/share/gocode/src/github.com/modern-go/reflect2';
 const RUNTIME_PACKAGES = ['etcd-server'];
@@ -78,11 +90,33 @@ export function debianGoEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...rest, PATH: `${DEBIAN_GO_BIN}:${env.PATH ?? ''}` };
 }
 
-/** The binaries if both are already there (the cached kube-apiserver and an etcd on PATH). */
-export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries | undefined {
+/**
+ * The release `kubernetes` names (`1.37`, `1.37.2`), else the one OKT_KUBERNETES_VERSION names, else
+ * the default; a version okt cannot provision is one line naming the ones it can.
+ */
+export function requestedRelease(kubernetes: string | undefined, env: NodeJS.ProcessEnv = process.env): KubernetesRelease {
+  try {
+    if (kubernetes !== undefined) return resolveKubernetesRelease(kubernetes, moduleReleaseVersions());
+    if (env.OKT_KUBERNETES_VERSION) return resolveKubernetesRelease(env.OKT_KUBERNETES_VERSION, moduleReleaseVersions(), 'OKT_KUBERNETES_VERSION');
+    return resolveKubernetesRelease(DEFAULT_KUBERNETES_VERSION, moduleReleaseVersions());
+  } catch (error) {
+    throw error instanceof KubernetesVersionError ? new ProvisionError(error.message) : error;
+  }
+}
+
+/**
+ * The binaries of `release` if they are all there: a release from Go modules has its own etcd and
+ * kubectl next to kube-apiserver; Debian's has the cached kube-apiserver and Debian's etcd on PATH.
+ */
+export function findBinaries(env: NodeJS.ProcessEnv = process.env, release: KubernetesRelease = requestedRelease(undefined, env)): Binaries | undefined {
+  if (release.source === 'go-modules') {
+    const path = (name: string) => releaseBinaryPath(release.version, name, env);
+    if (missingModuleCommands(release.version, env).length > 0) return undefined;
+    return { etcd: path('etcd'), kubeApiserver: path('kube-apiserver'), kubectl: path('kubectl'), kubernetesVersion: release.version };
+  }
   const etcd = which('etcd', SYSTEM_DIRS);
   const kubeApiserver = apiserverBinaryPath(env);
-  return etcd && existsSync(kubeApiserver) ? { etcd, kubeApiserver } : undefined;
+  return etcd && existsSync(kubeApiserver) ? { etcd, kubeApiserver, kubernetesVersion: release.version } : undefined;
 }
 
 function kubeBinariesWanted(node: boolean): KubeBinary[] {
@@ -95,22 +129,74 @@ function missingKubeBinaries(node: boolean, env: NodeJS.ProcessEnv): KubeBinary[
 
 /** Whether everything a node needs is provisioned (binaries cached, packages installed). */
 export function isNodeProvisioned(env: NodeJS.ProcessEnv = process.env): boolean {
-  return findBinaries(env) !== undefined && missingKubeBinaries(true, env).length === 0 && NODE_PACKAGES.every(isInstalled);
+  return findBinaries(env, DEBIAN_RELEASE) !== undefined && missingKubeBinaries(true, env).length === 0 && NODE_PACKAGES.every(isInstalled);
 }
 
 function isProvisioned(node: boolean, env: NodeJS.ProcessEnv): boolean {
-  return node ? isNodeProvisioned(env) : findBinaries(env) !== undefined;
+  return node ? isNodeProvisioned(env) : findBinaries(env, DEBIAN_RELEASE) !== undefined;
 }
 
 /**
- * Make etcd and kube-apiserver available: install Debian's etcd-server, and build kube-apiserver once
- * from Debian's `kubernetes` source package into the okt cache. A second call returns at once.
+ * Make etcd and kube-apiserver of the requested release available (ProvisionOptions.kubernetes). From
+ * Go modules: build kube-apiserver, etcd and kubectl once into the okt cache (no root needed).
+ * Debian's 1.20.2: install Debian's etcd-server, and build kube-apiserver once from Debian's
+ * `kubernetes` source package into the okt cache. A second call returns at once.
  */
 export async function provision(options: ProvisionOptions = {}): Promise<Binaries> {
   const env = options.env ?? process.env;
   const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const node = options.node ?? false;
-  if (isProvisioned(node, env)) return findBinaries(env)!;
+  const release = requestedRelease(options.kubernetes, env);
+  if (release.source === 'go-modules') return await provisionFromModules(release, node, progress, env);
+  return await provisionDebian(node, progress, env);
+}
+
+/** Build the missing commands of a release from its pinned Go modules, under the provisioning lock. */
+async function provisionFromModules(release: KubernetesRelease, node: boolean, progress: (line: string) => void, env: NodeJS.ProcessEnv): Promise<Binaries> {
+  if (node) {
+    throw new ProvisionError(
+      `a node (--node) is provisioned for Kubernetes ${DEBIAN_KUBERNETES_VERSION} only; Kubernetes ${release.version} has the control plane alone so far (docs/operations.md)`,
+    );
+  }
+  const cached = findBinaries(env, release);
+  if (cached) return cached;
+  if (process.platform !== 'linux') throw new ProvisionError(`okt builds Kubernetes ${release.version} on Linux only; this is ${process.platform}`);
+  mkdirSync(cacheDir(env), { recursive: true });
+  const unlock = await acquireLock(join(cacheDir(env), 'provision.lock'), (pid) =>
+    progress(`okt cluster: another provisioning (pid ${pid}) is running; waiting for it`),
+  );
+  try {
+    const missing = missingModuleCommands(release.version, env);
+    if (missing.length > 0) {
+      const logPath = provisionLogPath(env);
+      writeFileSync(logPath, `okt provisioning started ${new Date().toISOString()}\n`);
+      progress(`okt cluster: building Kubernetes ${release.version} from its pinned Go modules (log: ${logPath})`);
+      const steps = new Steps(progress, missing.length);
+      await asProvisionError(() => buildModuleRelease(release.version, missing, steps, logPath, env));
+      progress(`okt cluster: Kubernetes ${release.version} ready to start (${steps.totalSeconds()} s)`);
+    }
+    const binaries = findBinaries(env, release);
+    if (!binaries) throw new ProvisionError(`provisioning finished but a binary of Kubernetes ${release.version} is missing`);
+    return binaries;
+  } finally {
+    unlock();
+  }
+}
+
+/** A failed command becomes a ProvisionError that shows the end of its log. */
+async function asProvisionError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof CommandError) {
+      throw new ProvisionError(`${error.message}\n--- last lines of ${error.logPath} ---\n${error.logTail}\n--- full log: ${error.logPath}`);
+    }
+    throw error;
+  }
+}
+
+async function provisionDebian(node: boolean, progress: (line: string) => void, env: NodeJS.ProcessEnv): Promise<Binaries> {
+  if (isProvisioned(node, env)) return findBinaries(env, DEBIAN_RELEASE)!;
 
   const toBuild = missingKubeBinaries(node, env);
   const needsBuild = toBuild.length > 0;
@@ -122,12 +208,12 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
     progress(`okt cluster: another provisioning (pid ${pid}) is running; waiting for it`),
   );
   try {
-    if (isProvisioned(node, env)) return findBinaries(env)!;
+    if (isProvisioned(node, env)) return findBinaries(env, DEBIAN_RELEASE)!;
     const logPath = provisionLogPath(env);
     writeFileSync(logPath, `okt provisioning started ${new Date().toISOString()}\n`);
     progress(`okt cluster: provisioning a control plane${node ? ' and a node' : ''} (log: ${logPath})`);
     const steps = new Steps(progress, needsBuild ? 7 : 2);
-    try {
+    await asProvisionError(async () => {
       const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
       const missing = packages.filter((p) => !isInstalled(p));
       if (needsBuild) await steps.run('enabling Debian source packages (deb-src)', () => enableDebSrc());
@@ -144,15 +230,8 @@ export async function provision(options: ProvisionOptions = {}): Promise<Binarie
         steps.skip('apt packages already installed');
       }
       if (needsBuild) await buildKubernetes(toBuild, steps, logPath, env);
-    } catch (error) {
-      if (error instanceof CommandError) {
-        throw new ProvisionError(
-          `${error.message}\n--- last lines of ${error.logPath} ---\n${error.logTail}\n--- full log: ${error.logPath}`,
-        );
-      }
-      throw error;
-    }
-    const binaries = findBinaries(env);
+    });
+    const binaries = findBinaries(env, DEBIAN_RELEASE);
     if (!binaries) throw new ProvisionError(`provisioning finished but etcd or ${apiserverBinaryPath(env)} is missing`);
     progress(`okt cluster: control plane${node ? ' and node' : ''} ready to start (${steps.totalSeconds()} s)`);
     return binaries;
@@ -262,14 +341,6 @@ function replaceReflect2(sourceDir: string): void {
   for (const f of readdirSync(REFLECT2_FIXED).filter(isSource)) copyFileSync(join(REFLECT2_FIXED, f), join(vendored, f));
 }
 
-/** Copy then rename in the same directory, so an interrupted run never leaves half a binary behind. */
-export function installAtomically(from: string, to: string): void {
-  mkdirSync(dirname(to), { recursive: true });
-  const partial = `${to}.partial-${process.pid}`;
-  copyFileSync(from, partial);
-  chmodSync(partial, 0o755);
-  renameSync(partial, to);
-}
 
 export function refuseUnlessAble(env: NodeJS.ProcessEnv): void {
   const reasons: string[] = [];
@@ -339,32 +410,3 @@ export function enableDebSrc(): void {
   if (oneLine.length > 0) writeFileSync(OKT_LIST, header + oneLine.join('\n') + '\n');
 }
 
-/** Numbered progress lines: `[i/total] title ...`, then `done in N s`. */
-export class Steps {
-  private done = 0;
-  private readonly started = Date.now();
-  private readonly progress: (line: string) => void;
-  private readonly total: number;
-  constructor(progress: (line: string) => void, total: number) {
-    this.progress = progress;
-    this.total = total;
-  }
-
-  async run<T>(title: string, work: () => T | Promise<T>): Promise<T> {
-    this.done += 1;
-    const t0 = Date.now();
-    this.progress(`okt cluster: [${this.done}/${this.total}] ${title} ...`);
-    const result = await work();
-    this.progress(`okt cluster: [${this.done}/${this.total}] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    return result;
-  }
-
-  skip(title: string): void {
-    this.done += 1;
-    this.progress(`okt cluster: [${this.done}/${this.total}] ${title}`);
-  }
-
-  totalSeconds(): string {
-    return ((Date.now() - this.started) / 1000).toFixed(0);
-  }
-}

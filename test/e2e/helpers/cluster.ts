@@ -9,6 +9,11 @@ export function e2eKubeconfigPath(): string {
   return inject('kubeconfigPath');
 }
 
+/** The Kubernetes release this run's control plane runs (`1.37.2`). */
+export function e2eKubernetesVersion(): string {
+  return inject('kubernetesVersion');
+}
+
 /** A KubeConfig for this run's control plane. */
 export function e2eKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
