@@ -148,7 +148,13 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
             '--enable-admission-plugins=NamespaceLifecycle,NodeRestriction',
             '--allow-privileged=true',
           ]
-        : ['--authorization-mode=RBAC', '--enable-admission-plugins=NamespaceLifecycle']),
+        : [
+            '--authorization-mode=RBAC',
+            '--enable-admission-plugins=NamespaceLifecycle',
+            // The `kubernetes` Service's endpoint would be 127.0.0.1, which no Pod can reach, and a
+            // current server (1.37) refuses to start with a loopback address in it: no endpoint then.
+            '--endpoint-reconciler-type=none',
+          ]),
     ];
     const launchApiServer = () => launch('kube-apiserver', binaries.kubeApiserver, apiserverArgs, layout.certs, layout.apiserverLog, options.detached ?? false);
     started.push(await launchApiServer());
