@@ -79,7 +79,7 @@ export async function buildModuleRelease(version: string, commands: readonly Mod
   const outDir = mkdtempSync(join(cacheDir(env), 'build-'));
   try {
     for (const command of commands) {
-      await steps.run(`building ${command.name} ${version} from Go modules (${command.pkg})`, async () => {
+      await steps.run(`building ${command.name} of Kubernetes ${version} (${command.pkg})`, async () => {
         const built = join(outDir, command.name);
         await runLogged(go, ['build', '-trimpath', `-ldflags=${versionLdflags(version)}`, '-o', built, command.pkg], { cwd: moduleDir, env: buildEnv, logPath });
         installAtomically(built, releaseBinaryPath(version, command.name, env));
