@@ -18,6 +18,7 @@ import {
 } from '../../src/cluster/kubernetes-version.ts';
 import { kubeBinaryPath, releaseBinaryPath } from '../../src/cluster/paths.ts';
 import { requestedRelease } from '../../src/cluster/provision.ts';
+import { kubeconfigExport, kubectlPathExport } from '../../src/cluster/local.ts';
 
 describe('Kubernetes versions as a person writes them', () => {
   it('takes MAJOR.MINOR and MAJOR.MINOR.PATCH, with or without v', () => {
@@ -152,5 +153,12 @@ describe('building a release', () => {
     expect(releaseApiserverFlags('1.23.17')).toEqual(['--insecure-port=0']);
     expect(releaseApiserverFlags('1.24.0')).toEqual([]);
     expect(releaseApiserverFlags('1.37.2')).toEqual([]);
+  });
+});
+
+describe('okt cluster env', () => {
+  it("puts the release's own kubectl first on PATH, quoted for POSIX shells", () => {
+    expect(kubectlPathExport("/home/o'neil/.cache/okt/bin/v1.37.2/kubectl")).toBe(`export PATH='/home/o'\\''neil/.cache/okt/bin/v1.37.2':"$PATH"`);
+    expect(kubeconfigExport('/tmp/okt-cluster-x/kubeconfig')).toBe("export KUBECONFIG='/tmp/okt-cluster-x/kubeconfig'");
   });
 });
