@@ -1,17 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { apiserverBinaryPath, cacheDir, kubeBinaryPath, NODE_KUBE_BINARIES, PAUSE_BINARY, provisionLogPath, releaseBinaryPath, type KubeBinary } from './paths.ts';
 import { acquireLock } from './lock.ts';
 import { CommandError, runLogged, which } from './run.ts';
