@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { GraphDefinitionError, isGraph, loadGraph, type Graph } from '../graph/index.ts';
-import { oktPackageRoot } from './package-root.ts';
+import { oktPackageRoot } from '../util/package-root.ts';
 import { CliError, EXIT } from './errors.ts';
 
 const MODULE_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);

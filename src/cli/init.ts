@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { CliError, EXIT, runAction, usageError } from './errors.ts';
-import { oktPackageRoot } from './package-root.ts';
+import { oktPackageRoot } from '../util/package-root.ts';
 import {
   GENERATED,
   generateCommands,

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { oktPackageRoot } from '../cli/package-root.ts';
+import { oktPackageRoot } from '../util/package-root.ts';
 import {
   CONTROL_PLANE_COMMANDS,
   compareVersions,
