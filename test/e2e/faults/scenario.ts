@@ -130,9 +130,11 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .chain(({ walks, replicas, idempotent }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
       // A graph upgrade lands mid-walk, on CRs of revision 1 already moving; a cycle while the walker
-      // still moves CRs between Running and Servicing (it starts with such a move); the others at any moment.
+      // still moves CRs between Running and Servicing (it starts with such a move), and a sidecar switch
+      // while CRs rest with steps still to take (late in a run none may, and it would switch none); the
+      // others at any moment.
       const faultOf = (kind: FaultKind) =>
-        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * (kind === 'action-cycle' ? 0.6 : 0.9)) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
+        fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * (kind === 'action-cycle' || kind === 'sidecar-switch' ? 0.6 : 0.9)) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
       // Every kind at least once per run, then more of any kind but these: a teardown happens once (and
       // so does an upgrade, to its one revision), and each silent network costs the operator a request
       // timeout.
