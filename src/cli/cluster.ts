@@ -2,8 +2,8 @@ import { Command } from 'commander';
 import {
   kubeconfigExport,
   kubectlPathExport,
-  DEBIAN_KUBERNETES_VERSION,
   DEFAULT_KUBERNETES_VERSION,
+  STATE_WITHOUT_VERSION,
   localClusterDown,
   localClusterUp,
   provision,
@@ -12,7 +12,7 @@ import {
   describeCleanup,
 } from '../cluster/index.ts';
 
-const KUBERNETES_OPTION_HELP = `the Kubernetes release, e.g. 1.37 or 1.37.2 (default: $OKT_KUBERNETES_VERSION, else ${DEFAULT_KUBERNETES_VERSION}); releases other than ${DEBIAN_KUBERNETES_VERSION} are built from the Go modules pinned in k8s/ with the machine's Go`;
+const KUBERNETES_OPTION_HELP = `the Kubernetes release, e.g. 1.37 or 1.37.2 (default: $OKT_KUBERNETES_VERSION, else ${DEFAULT_KUBERNETES_VERSION}), built from the Go modules pinned in k8s/ with the machine's Go`;
 
 /** `okt cluster provision|up|env|down`: a local etcd + kube-apiserver for tests and the demo. */
 export function clusterCommand(): Command {
@@ -20,15 +20,15 @@ export function clusterCommand(): Command {
 
   cluster
     .command('provision')
-    .description('Install etcd and build kube-apiserver once into the okt cache (Debian-like machine, as root)')
-    .option('--node', 'also what a node needs: kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd, CNI, buildah', false)
+    .description('Build etcd, kube-apiserver and kubectl once into the okt cache from pinned Go modules (with --node: as root on a Debian-like machine)')
+    .option('--node', 'also what a node needs: kubelet, kube-proxy, kube-controller-manager, kube-scheduler, containerd (built), runc, CNI, buildah (apt-get)', false)
     .option('--kubernetes <version>', KUBERNETES_OPTION_HELP)
     .action((flags: { node: boolean; kubernetes?: string }) =>
       fail(async () => {
         const binaries = await provision({ node: flags.node, ...(flags.kubernetes === undefined ? {} : { kubernetes: flags.kubernetes }) });
         process.stdout.write(
-          `Kubernetes ${binaries.kubernetesVersion}\netcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\n` +
-            (binaries.kubectl ? `kubectl: ${binaries.kubectl}\n` : ''),
+          `Kubernetes ${binaries.kubernetesVersion}\netcd: ${binaries.etcd}\nkube-apiserver: ${binaries.kubeApiserver}\nkubectl: ${binaries.kubectl}\n` +
+            (binaries.node ? `kubelet: ${binaries.node.kubelet}\ncontainerd: ${binaries.node.containerd}\n` : ''),
         );
       }),
     );
@@ -49,7 +49,7 @@ export function clusterCommand(): Command {
         const pids = [...state.processes, ...(state.node?.processes ?? [])].map((p) => `${p.name} ${p.pid}`).join(', ');
         process.stdout.write(
           (result.kind === 'already-up' ? 'Control plane already up' : `Control plane up (ready ${(result.readyAfterMs / 1000).toFixed(1)} s after start)`) +
-            ` (Kubernetes ${state.kubernetesVersion ?? DEBIAN_KUBERNETES_VERSION})` +
+            ` (Kubernetes ${state.kubernetesVersion ?? STATE_WITHOUT_VERSION})` +
             ` at ${state.server} (${pids})\n` +
             (state.node ? `Node ${state.node.name} Ready at ${state.node.address} (kubectl get nodes)\n` : '') +
             `kubeconfig: ${state.kubeconfigPath}\n` +

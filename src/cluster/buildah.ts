@@ -130,7 +130,7 @@ export function tool(name: string): string {
 }
 
 function packageOf(name: string): string {
-  return name === 'ctr' ? 'containerd' : name === 'chroot' ? 'coreutils' : name;
+  return name === 'chroot' ? 'coreutils' : name;
 }
 
 /**

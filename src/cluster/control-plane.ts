@@ -12,7 +12,6 @@ import { NODE_NAME, startNode, stopNode, stopNodeNow, type NodeCleanup, type Run
 import { KUBERNETES_SERVICE_IP, SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess } from './node-access.ts';
 import { writeClusterPki } from './pki.ts';
 import { findBinaries, provision, requestedRelease, type Binaries } from './provision.ts';
-import { releaseApiserverFlags } from './kubernetes-version.ts';
 import { tailOf } from './run.ts';
 
 /** A running etcd + kube-apiserver on loopback. */
@@ -88,7 +87,7 @@ export function controlPlaneLayout(dataDir: string) {
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const withNode = options.node ?? false;
   const wanted = { node: withNode, ...(options.kubernetes === undefined ? {} : { kubernetes: options.kubernetes }) };
-  const binaries = options.provision === false ? requireBinaries(options.kubernetes) : await provision({ progress: options.progress, ...wanted });
+  const binaries = options.provision === false ? requireBinaries(options.kubernetes, withNode) : await provision({ progress: options.progress, ...wanted });
   const dataDir = mkdtempSync(join(tmpdir(), 'okt-cluster-'));
   const layout = controlPlaneLayout(dataDir);
   const started: ProcessRecord[] = [];
@@ -128,7 +127,6 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       `--bind-address=${address}`,
       `--advertise-address=${address}`,
       `--secure-port=${apiPort}`,
-      ...releaseApiserverFlags(binaries.kubernetesVersion),
       `--cert-dir=${layout.certs}`,
       `--token-auth-file=${layout.tokens}`,
       '--service-account-issuer=https://kubernetes.default.svc',
@@ -160,7 +158,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     started.push(await launchApiServer());
     await waitReady(server, token, started, layout, options.readyTimeoutMs ?? 60_000);
     if (forNode) {
-      node = await startNode(forNode, { server, adminToken: token, detached: options.detached ?? false, progress: options.progress });
+      node = await startNode(forNode, { binaries: binaries.node!, server, adminToken: token, detached: options.detached ?? false, progress: options.progress });
     }
     return {
       kubeconfigPath: layout.kubeconfig,
@@ -171,7 +169,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       ...(forNode ? { forNode } : {}),
       ...(node ? { node } : {}),
       kubernetesVersion: binaries.kubernetesVersion,
-      ...(binaries.kubectl ? { kubectl: binaries.kubectl } : {}),
+      kubectl: binaries.kubectl,
       readyAfterMs: Date.now() - launchedAt,
       stop: async () => {
         disarm();
@@ -218,10 +216,10 @@ export async function stopControlPlane(plane: {
   return cleanup;
 }
 
-function requireBinaries(kubernetes: string | undefined): Binaries {
+function requireBinaries(kubernetes: string | undefined, node: boolean): Binaries {
   const release = requestedRelease(kubernetes);
-  const binaries = findBinaries(process.env, release);
-  if (!binaries) throw new Error(`a binary of Kubernetes ${release.version} is missing: run \`npx okt cluster provision --kubernetes ${release.version}\``);
+  const binaries = findBinaries(process.env, release, node);
+  if (!binaries) throw new Error(`a binary of Kubernetes ${release.version} is missing: run \`npx okt cluster provision${node ? ' --node' : ''} --kubernetes ${release.version}\``);
   return binaries;
 }
 

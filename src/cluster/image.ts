@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ensureBaseImageIn, type BaseImage } from './base-image.ts';
 import { CONTEXT_LABEL, contextDigest, fromImages } from './build-context.ts';
-import { ctrArgs, K8S_NAMESPACE } from './ctr.ts';
+import { ctrArgs, ctrPath, K8S_NAMESPACE } from './ctr.ts';
 export { K8S_NAMESPACE } from './ctr.ts';
 import {
   buildah,
@@ -153,7 +153,7 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
   if (!isSocket(socket)) throw new ImageError(`no containerd at ${socket}: start a node with \`npx okt cluster up --node\``);
   return imageJob(options, 'load', `loading ${reference} into the containerd at ${socket}`, async (job) => {
     const digest = (await inspectImage(job.storage, reference))?.labels[CONTEXT_LABEL];
-    const ctr = (args: readonly string[]) => promisify(execFile)(tool('ctr'), ctrArgs(socket, args), { env: job.env });
+    const ctr = (args: readonly string[]) => promisify(execFile)(ctrPath(), ctrArgs(socket, args), { env: job.env });
     if (digest !== undefined && (await ctr(['images', 'list', `name==${reference}`])).stdout.includes(`${CONTEXT_LABEL}=${digest}`)) {
       job.progress(`okt image: ${reference} in the containerd at ${socket} is this build already (${CONTEXT_LABEL} ${digest.slice(0, 12)}): not loaded again`);
       return;
@@ -163,7 +163,7 @@ export async function loadIntoContainerd(options: LoadOptions): Promise<void> {
     try {
       await step(job, 'exporting it (buildah push docker-archive)', () => buildah(job, pushArgs(reference, archive)));
       await step(job, `importing it (ctr -n ${K8S_NAMESPACE} images import)`, () =>
-        runLogged(tool('ctr'), ctrImportArgs(socket, archive), { logPath: job.logPath, env: job.env }),
+        runLogged(ctrPath(), ctrImportArgs(socket, archive), { logPath: job.logPath, env: job.env }),
       );
       // containerd keeps no image labels of its own from the archive: record which build this is.
       if (digest !== undefined) await ctr(['images', 'label', reference, `${CONTEXT_LABEL}=${digest}`]);

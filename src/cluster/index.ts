@@ -1,7 +1,7 @@
 export { startControlPlane, stopControlPlane, readyzStatus, type ControlPlane, type StartOptions } from './control-plane.ts';
 export { provision, findBinaries, requestedRelease, type Binaries, type ProvisionOptions } from './provision.ts';
 export { ProvisionError } from './steps.ts';
-export { DEBIAN_KUBERNETES_VERSION, DEFAULT_KUBERNETES_VERSION, type KubernetesRelease } from './kubernetes-version.ts';
+export { DEFAULT_KUBERNETES_VERSION, type KubernetesRelease } from './kubernetes-version.ts';
 export {
   localClusterUp,
   localClusterDown,
@@ -10,6 +10,7 @@ export {
   kubeconfigExport,
   kubectlPathExport,
   localStatePath,
+  STATE_WITHOUT_VERSION,
   type LocalClusterState,
   type UpResult,
 } from './local.ts';
@@ -26,6 +27,6 @@ export {
   type BuiltImage,
   type LoadOptions,
 } from './image.ts';
-export { cacheDir, apiserverBinaryPath, provisionLogPath, nodeContainerdSocket, buildahDir } from './paths.ts';
+export { cacheDir, provisionLogPath, nodeContainerdSocket, buildahDir } from './paths.ts';
 export type { ProcessRecord } from './processes.ts';
 export { describeCleanup, repairNodeHost, NODE_NAME, type NodeCleanup, type RunningNode } from './node.ts';

@@ -1,19 +1,16 @@
 // Which Kubernetes release a control plane runs, and where its pinned Go module lives. Pure: the
 // filesystem is read by the callers (kubernetes-modules.ts) and passed in.
 
-/** The release built from Debian's `kubernetes` source package (bookworm), with Debian's Go 1.19. */
-export const DEBIAN_KUBERNETES_VERSION = '1.20.2';
-
 /**
- * The release a control plane runs when none is asked for. Still Debian's: a release built from Go
- * modules becomes the default once CI can build it on a fresh machine in time (docs/operations.md).
+ * The release a control plane and node run when none is asked for: the newest whose control plane and
+ * node build and run on okt's machines (README "Kubernetes releases"; docs/operations.md).
  */
-export const DEFAULT_KUBERNETES_VERSION = DEBIAN_KUBERNETES_VERSION;
+export const DEFAULT_KUBERNETES_VERSION = '1.37.2';
 
-/** A release okt can provision: Debian's source package, or the Go modules pinned in `k8s/v<version>/`. */
-export type KubernetesRelease =
-  | { readonly source: 'debian'; readonly version: string }
-  | { readonly source: 'go-modules'; readonly version: string };
+/** A release okt can provision: one whose Go modules are pinned in `k8s/v<version>/`. */
+export interface KubernetesRelease {
+  readonly version: string;
+}
 
 /** A version as written by a person: `1.37`, `1.37.2` or `v1.37.2`. */
 export interface RequestedVersion {
@@ -50,9 +47,8 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /**
- * The release `text` names among those okt can provision: Debian's, and `moduleVersions` (the
- * versions of the `k8s/v*` directories). `1.37` picks the newest patch of 1.37. Unknown versions get
- * one line naming the ones there are.
+ * The release `text` names among `moduleVersions` (the versions of the `k8s/v*` directories): `1.37`
+ * picks the newest patch of 1.37. Unknown versions get one line naming the ones there are.
  */
 export function resolveKubernetesRelease(text: string, moduleVersions: readonly string[], what = '--kubernetes'): KubernetesRelease {
   const wanted = parseKubernetesVersion(text, what);
@@ -61,9 +57,8 @@ export function resolveKubernetesRelease(text: string, moduleVersions: readonly 
     return major === wanted.major && minor === wanted.minor && (wanted.patch === undefined || patch === wanted.patch);
   };
   const fromModules = moduleVersions.filter(matches).sort(compareVersions).at(-1);
-  if (fromModules) return { source: 'go-modules', version: fromModules };
-  if (matches(DEBIAN_KUBERNETES_VERSION)) return { source: 'debian', version: DEBIAN_KUBERNETES_VERSION };
-  const known = [DEBIAN_KUBERNETES_VERSION, ...moduleVersions].sort(compareVersions).join(', ');
+  if (fromModules) return { version: fromModules };
+  const known = [...moduleVersions].sort(compareVersions).join(', ');
   throw new KubernetesVersionError(`${what}: okt cannot provision Kubernetes ${text.trim()}; it provisions ${known}`);
 }
 
@@ -87,9 +82,9 @@ export function goToolchainVersion(goversion: string): string | undefined {
   return /^go(\d+\.\d+(?:\.\d+)?)/.exec(goversion.trim())?.[1];
 }
 
-/** A command of a release, built from its Go module: the package holding its `main`. */
+/** A command built from a pinned Go module: the package holding its `main`. */
 export interface ModuleCommand {
-  readonly name: 'kube-apiserver' | 'etcd' | 'kubectl';
+  readonly name: string;
   readonly pkg: string;
 }
 
@@ -102,6 +97,36 @@ export const CONTROL_PLANE_COMMANDS: readonly ModuleCommand[] = [
   { name: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
   { name: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' },
 ];
+
+/** What a node of a release runs besides its container runtime (k8s/v<version>/tools.go names them when a node can be provisioned). */
+export const NODE_COMMANDS: readonly ModuleCommand[] = [
+  { name: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
+  { name: 'kube-scheduler', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler' },
+  { name: 'kubelet', pkg: 'k8s.io/kubernetes/cmd/kubelet' },
+  { name: 'kube-proxy', pkg: 'k8s.io/kubernetes/cmd/kube-proxy' },
+];
+
+/** The container runtime a node runs (k8s/containerd pins it): the daemon, its runc shim, and its client. */
+export const CONTAINERD_COMMANDS: readonly ModuleCommand[] = [
+  { name: 'containerd', pkg: 'github.com/containerd/containerd/v2/cmd/containerd' },
+  { name: 'containerd-shim-runc-v2', pkg: 'github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2' },
+  { name: 'ctr', pkg: 'github.com/containerd/containerd/v2/cmd/ctr' },
+];
+
+/** The containerd version a go.mod requires (`2.4.2`), or undefined. */
+export function pinnedContainerdVersion(goMod: string): string | undefined {
+  return /^\s*(?:require\s+)?github\.com\/containerd\/containerd\/v2\s+v(\d+\.\d+\.\d+)\s*(?:\/\/.*)?$/m.exec(goMod)?.[1];
+}
+
+/** Whether a release's tools.go names the node's commands (only then are their modules' checksums pinned). */
+export function pinsNodeCommands(toolsGo: string): boolean {
+  return NODE_COMMANDS.every((command) => toolsGo.includes(`"${command.pkg}"`));
+}
+
+/** containerd's version stamp, as its Makefile sets it: without it, the CRI reports `2.x+unknown`. */
+export function containerdLdflags(version: string): string {
+  return `-s -w -X github.com/containerd/containerd/v2/version.Version=v${version}`;
+}
 
 /**
  * The linker flags that stamp a release's version into its binaries, as Kubernetes' own build
@@ -116,12 +141,4 @@ export function versionLdflags(version: string): string {
     `-X ${pkg}.gitTreeState=clean`,
   ]);
   return ['-s', '-w', ...stamps].join(' ');
-}
-
-/**
- * kube-apiserver flags that differ by release: `--insecure-port` was removed in 1.24 (it had been
- * 0-only since 1.20's deprecation); older servers need `--insecure-port=0` to serve no plain port.
- */
-export function releaseApiserverFlags(version: string): string[] {
-  return compareVersions(version, '1.24.0') < 0 ? ['--insecure-port=0'] : [];
 }

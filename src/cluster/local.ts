@@ -6,7 +6,6 @@ import { clusterStateDir } from './paths.ts';
 import { repairNodeHost, type NodeCleanup } from './node.ts';
 import { isStillOurs } from './processes.ts';
 import { requestedRelease } from './provision.ts';
-import { DEBIAN_KUBERNETES_VERSION } from './kubernetes-version.ts';
 
 // The one control plane per user that `okt cluster up` leaves running and `okt cluster down` stops.
 
@@ -19,7 +18,7 @@ const LocalClusterState = z.object({
   dataDir: z.string(),
   startedAt: z.string(),
   processes: z.array(ProcessRecordSchema),
-  /** The Kubernetes release it runs; absent in the state of an okt before releases could be chosen (1.20.2). */
+  /** The Kubernetes release it runs; absent in the state of an okt before releases could be chosen (STATE_WITHOUT_VERSION). */
   kubernetesVersion: z.string().optional(),
   /** The release's own kubectl, when built with it. */
   kubectl: z.string().optional(),
@@ -27,6 +26,9 @@ const LocalClusterState = z.object({
   node: z.object({ name: z.string(), address: z.string(), processes: z.array(ProcessRecordSchema) }).optional(),
 });
 export type LocalClusterState = z.infer<typeof LocalClusterState>;
+
+/** The release a state file without `kubernetesVersion` runs: an okt before releases could be chosen ran only Debian's 1.20.2. */
+export const STATE_WITHOUT_VERSION = '1.20.2';
 
 export function localStatePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(clusterStateDir(env), 'state.json');
@@ -59,7 +61,7 @@ export type UpResult = { kind: 'already-up'; state: LocalClusterState } | { kind
 export async function localClusterUp(options: Pick<StartOptions, 'progress' | 'node' | 'kubernetes'> = {}, env: NodeJS.ProcessEnv = process.env): Promise<UpResult> {
   const previous = readLocalState(env);
   if (previous && (await isLocalClusterUp(previous))) {
-    const running = previous.kubernetesVersion ?? DEBIAN_KUBERNETES_VERSION;
+    const running = previous.kubernetesVersion ?? STATE_WITHOUT_VERSION;
     const wanted = options.kubernetes === undefined ? undefined : requestedRelease(options.kubernetes, env).version;
     if (wanted !== undefined && wanted !== running) {
       throw new Error(`Kubernetes ${running} is up: stop it with \`npx okt cluster down\`, then run \`npx okt cluster up --kubernetes ${wanted}\``);

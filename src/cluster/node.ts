@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { SERVICE_CLUSTER_IP_RANGE, writeKubeconfig, type NodeAccess, type NodeComponent } from './node-access.ts';
@@ -17,10 +17,11 @@ import {
 import { adminGet } from './admin-get.ts';
 import { ctr } from './ctr.ts';
 import { importPauseImage, PAUSE_IMAGE } from './pause-image.ts';
-import { kubeBinaryPath, NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
+import { NODE_DATA_DIR, NODE_RUN_DIR, nodeContainerdSocket } from './paths.ts';
+import type { NodeBinaries } from './kubernetes-modules.ts';
 import { exitStatusOf, isStillOurs, killAndWait, killNow, killPids, launchProcess, pidsWhere, stopProcess, type ProcessRecord } from './processes.ts';
 import { waitFor } from '../util/wait-for.ts';
-import { tailOf, which } from './run.ts';
+import { tailOf } from './run.ts';
 
 // One real node on this host: containerd + CNI + kubelet + kube-proxy, and the controllers a node needs
 // (kube-controller-manager, kube-scheduler). Facts behind each setting: ../shared/reference/real-node.md.
@@ -84,6 +85,8 @@ export interface RunningNode {
 }
 
 export interface NodeStartOptions {
+  /** The node's programs, as provisioned for the control plane's release. */
+  binaries: NodeBinaries;
   /** The admin kubeconfig's server and token, to watch the Node become Ready. */
   server: string;
   adminToken: string;
@@ -112,25 +115,26 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
     writeSysctl('net.ipv4.ip_forward', '1');
     writeConfigs(layout, access);
 
+    const { binaries } = options;
     const commands = new Map<string, { executable: string; args: string[] }>();
     const launch = async (name: string, executable: string, args: string[]) => {
       commands.set(name, { executable, args });
-      started.push(await launchComponent(name, executable, args, layout, options.detached));
+      started.push(await launchComponent(name, executable, args, layout, options.detached, binaries));
     };
     /** The component with the same arguments, its log appended to. */
     const launchAgain = async (component: string) => {
       const index = started.findIndex((record) => record.name === component);
       const command = commands.get(component);
       if (index < 0 || !command) throw new Error(`no ${component} runs on this node`);
-      started[index] = await launchComponent(component, command.executable, command.args, layout, options.detached, false);
+      started[index] = await launchComponent(component, command.executable, command.args, layout, options.detached, binaries, false);
     };
     const components: Components = { started, layout, restarted: new Set(), relaunch: launchAgain, progress };
-    await launch('containerd', requireTool('containerd'), ['--config', layout.containerdConfig]);
+    await launch('containerd', binaries.containerd, ['--config', layout.containerdConfig]);
     await waitWhileRunning('containerd', () => existsSync(layout.socket) || undefined, components, 20_000);
-    importPauseImage(layout.socket, kubeBinaryPath('pause'));
+    importPauseImage(layout.socket, binaries.pause);
 
     const kubeconfig = (component: NodeComponent) => join(layout.configDir, `${component}.kubeconfig`);
-    await launch('kube-controller-manager', kubeBinaryPath('kube-controller-manager'), [
+    await launch('kube-controller-manager', binaries.kubeControllerManager, [
       `--kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-controller-manager')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-controller-manager')}`,
@@ -145,29 +149,25 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
       `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
       '--leader-elect=false',
       '--bind-address=127.0.0.1',
-      '--port=0',
       `--cert-dir=${join(layout.configDir, 'kcm-certs')}`,
     ]);
-    await launch('kube-scheduler', kubeBinaryPath('kube-scheduler'), [
+    await launch('kube-scheduler', binaries.kubeScheduler, [
       `--kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authentication-kubeconfig=${kubeconfig('kube-scheduler')}`,
       `--authorization-kubeconfig=${kubeconfig('kube-scheduler')}`,
       '--leader-elect=false',
       '--bind-address=127.0.0.1',
-      '--port=0',
       `--cert-dir=${join(layout.configDir, 'scheduler-certs')}`,
     ]);
-    await launch('kubelet', kubeBinaryPath('kubelet'), [
+    await launch('kubelet', binaries.kubelet, [
       `--config=${join(layout.configDir, 'kubelet.yaml')}`,
       `--kubeconfig=${kubeconfig('kubelet')}`,
-      '--container-runtime=remote',
-      `--container-runtime-endpoint=unix://${layout.socket}`,
       `--node-ip=${access.address}`,
       `--hostname-override=${access.nodeName}`,
       `--root-dir=${layout.kubeletRoot}`,
       `--cert-dir=${join(layout.kubeletRoot, 'pki')}`,
     ]);
-    await launch('kube-proxy', kubeBinaryPath('kube-proxy'), [
+    await launch('kube-proxy', binaries.kubeProxy, [
       `--kubeconfig=${kubeconfig('kube-proxy')}`,
       '--proxy-mode=iptables',
       `--cluster-cidr=${CLUSTER_CIDR}`,
@@ -196,12 +196,6 @@ export async function startNode(access: NodeAccess, options: NodeStartOptions): 
   }
 }
 
-function requireTool(name: string): string {
-  const found = which(name, ['/usr/bin', '/usr/sbin', '/usr/local/bin']);
-  if (!found) throw new Error(`${name} is not installed: run \`npx okt cluster provision --node\``);
-  return found;
-}
-
 function refuseBusyPorts(): void {
   const listening = readFileSync('/proc/net/tcp', 'utf8') + (existsSync('/proc/net/tcp6') ? readFileSync('/proc/net/tcp6', 'utf8') : '');
   const busy = FIXED_PORTS.filter((port) => new RegExp(`:${port.toString(16).toUpperCase().padStart(4, '0')} [0-9A-F:]+ 0A `).test(listening));
@@ -215,32 +209,36 @@ function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
   for (const component of Object.keys(access.tokens) as NodeComponent[]) {
     writeKubeconfig(join(layout.configDir, `${component}.kubeconfig`), server, { token: access.tokens[component], caCert: access.pki.caCert }, component);
   }
-  const cri = 'plugins."io.containerd.grpc.v1.cri"';
+  // containerd 2's configuration (version 3): the CRI's image and runtime halves are plugins of their own.
+  const images = 'plugins."io.containerd.cri.v1.images"';
+  const runtime = 'plugins."io.containerd.cri.v1.runtime"';
   writeFileSync(
     layout.containerdConfig,
     [
-      'version = 2',
+      'version = 3',
       `root = "${layout.containerdRoot}"`,
       `state = "${layout.containerdState}"`,
       '[grpc]',
       `  address = "${layout.socket}"`,
       '[plugins."io.containerd.internal.v1.opt"]',
       `  path = "${join(layout.dataDir, 'opt')}"`,
-      `[${cri}]`,
-      `  sandbox_image = "${PAUSE_IMAGE}"`,
+      `[${images}]`,
+      '  snapshotter = "overlayfs"',
+      `[${images}.pinned_images]`,
+      `  sandbox = "${PAUSE_IMAGE}"`,
+      `[${runtime}]`,
       // Without CAP_SYS_RESOURCE a negative oom_score_adj (every pause container's -998) fails every sandbox.
       '  restrict_oom_score_adj = true',
       '  tolerate_missing_hugetlb_controller = true',
-      `[${cri}.containerd]`,
-      '  snapshotter = "overlayfs"',
+      `[${runtime}.containerd]`,
       '  default_runtime_name = "runc"',
-      `[${cri}.containerd.runtimes.runc]`,
+      `[${runtime}.containerd.runtimes.runc]`,
       '  runtime_type = "io.containerd.runc.v2"',
-      `[${cri}.containerd.runtimes.runc.options]`,
+      `[${runtime}.containerd.runtimes.runc.options]`,
       '  SystemdCgroup = false',
       `  Root = "${layout.runcRoot}"`,
-      `[${cri}.cni]`,
-      '  bin_dir = "/usr/lib/cni"',
+      `[${runtime}.cni]`,
+      '  bin_dirs = ["/usr/lib/cni"]',
       `  conf_dir = "${layout.cniConfDir}"`,
       '',
     ].join('\n'),
@@ -275,6 +273,9 @@ function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
       authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: access.pki.caCert } },
       authorization: { mode: 'Webhook' },
       cgroupDriver: 'cgroupfs',
+      containerRuntimeEndpoint: `unix://${layout.socket}`,
+      // This host is cgroup v1 (docs/operations.md "A node on cgroup v1"): a kubelet from 1.35 on refuses it unless told not to.
+      failCgroupV1: false,
       readOnlyPort: 0,
       failSwapOn: false,
       clusterDomain: 'cluster.local',
@@ -286,7 +287,7 @@ function writeConfigs(layout: NodeLayout, access: NodeAccess): void {
   );
 }
 
-function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean, freshLog = true): Promise<ProcessRecord> {
+function launchComponent(name: string, executable: string, args: string[], layout: NodeLayout, detached: boolean, binaries: NodeBinaries, freshLog = true): Promise<ProcessRecord> {
   // Every component names a path under the node's directories: that argument identifies it as ours.
   const marker = args.find((a) => a.includes(layout.dataDir) || a.includes(layout.runDir));
   if (!marker) throw new Error(`no argument of ${name} names the node's directories`);
@@ -299,8 +300,8 @@ function launchComponent(name: string, executable: string, args: string[], layou
     logPath: join(layout.logDir, `${name}.log`),
     freshLog,
     detached,
-    // The kubelet and kube-proxy find iptables, mount and the CNI plugins' tools on PATH.
-    env: { ...process.env, PATH: `/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
+    // The kubelet and kube-proxy find iptables, mount and the CNI plugins' tools on PATH; containerd finds its runc shim there.
+    env: { ...process.env, PATH: `${dirname(binaries.containerdShim)}:/usr/sbin:/usr/bin:/sbin:/bin:${process.env.PATH ?? ''}` },
   });
 }
 

@@ -1,34 +1,16 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** Where okt keeps what outlives a checkout: the built kube-apiserver, build logs, control-plane state. */
+/** Where okt keeps what outlives a checkout: the built Kubernetes binaries, build logs, control-plane state. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
   return join(base, 'okt');
 }
 
-export function apiserverBinaryPath(env: NodeJS.ProcessEnv = process.env): string {
-  return kubeBinaryPath('kube-apiserver', env);
-}
-
-/** A Kubernetes binary okt built from Debian's source package and cached. */
-export function kubeBinaryPath(name: KubeBinary, env: NodeJS.ProcessEnv = process.env): string {
-  return join(cacheDir(env), 'bin', name);
-}
-
-/**
- * A command of a release built from Go modules (kube-apiserver, etcd, kubectl), cached per release:
- * `bin/v1.37.2/kube-apiserver`. Debian's 1.20.2 keeps its place directly in `bin/` (kubeBinaryPath).
- */
+/** A command of a release built from Go modules, cached per release: `bin/v1.37.2/kube-apiserver`. */
 export function releaseBinaryPath(version: string, name: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'bin', `v${version}`, name);
 }
-
-/** The binaries of the node's components, built with kube-apiserver in one make when a node is asked for. */
-export const NODE_KUBE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
-/** The pause image's program (build/pause/linux/pause.c of the same source), compiled static. */
-export const PAUSE_BINARY = 'pause';
-export type KubeBinary = 'kube-apiserver' | (typeof NODE_KUBE_BINARIES)[number] | typeof PAUSE_BINARY;
 
 export function provisionLogPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), 'provision.log');

@@ -5,15 +5,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSyn
 import { join } from 'node:path';
 import { acquireLock } from './lock.ts';
 import { cacheDir } from './paths.ts';
-import {
-  BUILD_PACKAGES,
-  DEBIAN_GO_BIN,
-  debianGoEnv,
-  enableDebSrc,
-  fetchKubernetesSource,
-  isInstalled,
-  refuseUnlessAble,
-} from './provision.ts';
+import { BUILD_PACKAGES, DEBIAN_GO_BIN, debianGoEnv, enableDebSrc, fetchKubernetesSource } from './debian-source.ts';
+import { isInstalled } from './provision.ts';
 import { installAtomically, ProvisionError, Steps } from './steps.ts';
 import { CommandError, runLogged } from './run.ts';
 
@@ -51,7 +44,6 @@ export async function ensurePeerBinary(options: { mainGo: string; progress?: (li
   const current = () => existsSync(binary) && existsSync(stampPath(env)) && readFileSync(stampPath(env), 'utf8').trim() === digest;
   if (current()) return { path: binary };
 
-  refuseUnlessAble(env);
   mkdirSync(cacheDir(env), { recursive: true });
   // The same lock as provisioning: both run apt-get and fetch the same source package.
   const release = await acquireLock(join(cacheDir(env), 'provision.lock'), (pid) =>

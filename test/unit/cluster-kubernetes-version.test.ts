@@ -3,20 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findGo, kubernetesModulesRoot, moduleReleaseVersions } from '../../src/cluster/kubernetes-modules.ts';
+import { containerdBinaryPath, containerdModuleDir, containerdVersion, findGo, kubernetesModulesRoot, moduleReleaseVersions, releaseHasNode } from '../../src/cluster/kubernetes-modules.ts';
 import {
   compareVersions,
-  DEBIAN_KUBERNETES_VERSION,
+  DEFAULT_KUBERNETES_VERSION,
+  pinnedContainerdVersion,
+  pinsNodeCommands,
+  NODE_COMMANDS,
   goToolchainVersion,
   moduleDirVersion,
   parseKubernetesVersion,
   pinnedKubernetesVersion,
-  releaseApiserverFlags,
   requiredGoVersion,
   resolveKubernetesRelease,
   versionLdflags,
 } from '../../src/cluster/kubernetes-version.ts';
-import { kubeBinaryPath, releaseBinaryPath } from '../../src/cluster/paths.ts';
+import { releaseBinaryPath } from '../../src/cluster/paths.ts';
 import { requestedRelease } from '../../src/cluster/provision.ts';
 import { kubeconfigExport, kubectlPathExport } from '../../src/cluster/local.ts';
 
@@ -46,36 +48,36 @@ describe('which release a version names', () => {
   const modules = ['1.35.4', '1.37.1', '1.37.2'];
 
   it('picks the newest pinned patch of a minor, or the exact patch asked for', () => {
-    expect(resolveKubernetesRelease('1.37', modules)).toEqual({ source: 'go-modules', version: '1.37.2' });
-    expect(resolveKubernetesRelease('v1.37.1', modules)).toEqual({ source: 'go-modules', version: '1.37.1' });
-    expect(resolveKubernetesRelease('1.35', modules)).toEqual({ source: 'go-modules', version: '1.35.4' });
+    expect(resolveKubernetesRelease('1.37', modules)).toEqual({ version: '1.37.2' });
+    expect(resolveKubernetesRelease('v1.37.1', modules)).toEqual({ version: '1.37.1' });
+    expect(resolveKubernetesRelease('1.35', modules)).toEqual({ version: '1.35.4' });
   });
 
-  it("names Debian's build for 1.20 and 1.20.2", () => {
-    expect(resolveKubernetesRelease('1.20', modules)).toEqual({ source: 'debian', version: DEBIAN_KUBERNETES_VERSION });
-    expect(resolveKubernetesRelease('1.20.2', [])).toEqual({ source: 'debian', version: DEBIAN_KUBERNETES_VERSION });
+  it("no longer provisions Debian's 1.20.2 (end of life in 2022, outside the releases okt claims)", () => {
+    expect(() => resolveKubernetesRelease('1.20.2', modules)).toThrow(/^--kubernetes: okt cannot provision Kubernetes 1\.20\.2; it provisions 1\.35\.4, 1\.37\.1, 1\.37\.2$/);
   });
 
   it('refuses a release it cannot provision in one line naming those it can', () => {
     expect(() => resolveKubernetesRelease('1.36', modules)).toThrow(
-      /^--kubernetes: okt cannot provision Kubernetes 1\.36; it provisions 1\.20\.2, 1\.35\.4, 1\.37\.1, 1\.37\.2$/,
+      /^--kubernetes: okt cannot provision Kubernetes 1\.36; it provisions 1\.35\.4, 1\.37\.1, 1\.37\.2$/,
     );
     expect(() => resolveKubernetesRelease('1.37.3', modules)).toThrow(/cannot provision Kubernetes 1\.37\.3/);
   });
 
   it('takes OKT_KUBERNETES_VERSION when no version is given, and names it when it is wrong', () => {
-    expect(requestedRelease(undefined, { OKT_KUBERNETES_VERSION: '1.20' })).toEqual({ source: 'debian', version: '1.20.2' });
-    expect(() => requestedRelease(undefined, { OKT_KUBERNETES_VERSION: '1.19' })).toThrow(/^OKT_KUBERNETES_VERSION: okt cannot provision Kubernetes 1\.19; it provisions 1\.20\.2, /);
-    expect(() => requestedRelease('next', { OKT_KUBERNETES_VERSION: '1.20' })).toThrow(/^--kubernetes: "next" is not a Kubernetes version/);
+    expect(requestedRelease(undefined, { OKT_KUBERNETES_VERSION: '1.37' })).toEqual({ version: '1.37.2' });
+    expect(requestedRelease(undefined, {})).toEqual({ version: DEFAULT_KUBERNETES_VERSION });
+    expect(() => requestedRelease(undefined, { OKT_KUBERNETES_VERSION: '1.19' })).toThrow(/^OKT_KUBERNETES_VERSION: okt cannot provision Kubernetes 1\.19; it provisions /);
+    expect(() => requestedRelease('next', { OKT_KUBERNETES_VERSION: '1.37' })).toThrow(/^--kubernetes: "next" is not a Kubernetes version/);
   });
 });
 
 describe("the Go modules pinned in the repository's k8s/ directory", () => {
   const versions = moduleReleaseVersions();
 
-  it('has a release newer than Debian\'s, each directory pinning k8s.io/kubernetes at its own version', () => {
-    expect(versions.length).toBeGreaterThan(0);
-    expect(versions.every((v) => compareVersions(v, DEBIAN_KUBERNETES_VERSION) > 0)).toBe(true);
+  it('has the default release, with its node, each directory pinning k8s.io/kubernetes at its own version', () => {
+    expect(versions).toContain(DEFAULT_KUBERNETES_VERSION);
+    expect(releaseHasNode(DEFAULT_KUBERNETES_VERSION)).toBe(true);
     expect(moduleDirVersion('v1.37.2')).toBe('1.37.2');
     expect(moduleDirVersion('1.37.2')).toBeUndefined();
   });
@@ -142,17 +144,24 @@ describe('building a release', () => {
     expect(findGo('1.19.0', { PATH: bin })).toBe(join(bin, 'go'));
   });
 
-  it('caches a release from Go modules under its version, and keeps Debian\'s binaries where they were', () => {
+  it('caches a release under its version, and containerd under its own', () => {
     const env = { XDG_CACHE_HOME: '/var/cache/someone' };
     expect(releaseBinaryPath('1.37.2', 'kubectl', env)).toBe('/var/cache/someone/okt/bin/v1.37.2/kubectl');
-    expect(kubeBinaryPath('kube-apiserver', env)).toBe('/var/cache/someone/okt/bin/kube-apiserver');
+    expect(containerdBinaryPath('ctr', env)).toBe(`/var/cache/someone/okt/bin/containerd-v${containerdVersion()}/ctr`);
   });
 
-  it('gives --insecure-port=0 only to servers that still have the flag (before 1.24)', () => {
-    expect(releaseApiserverFlags('1.20.2')).toEqual(['--insecure-port=0']);
-    expect(releaseApiserverFlags('1.23.17')).toEqual(['--insecure-port=0']);
-    expect(releaseApiserverFlags('1.24.0')).toEqual([]);
-    expect(releaseApiserverFlags('1.37.2')).toEqual([]);
+  it('pins containerd 2 for the node (a kubelet from 1.36 on needs it), with its Go version', () => {
+    const goMod = readFileSync(join(containerdModuleDir(), 'go.mod'), 'utf8');
+    expect(containerdVersion()).toMatch(/^2\.\d+\.\d+$/);
+    expect(requiredGoVersion(goMod)).toMatch(/^1\.\d+/);
+    expect(pinnedContainerdVersion('module m\nrequire (\n\tgithub.com/containerd/containerd/v2 v2.4.2\n)\n')).toBe('2.4.2');
+    expect(pinnedContainerdVersion('module m\nrequire github.com/containerd/containerd v1.7.0\n')).toBeUndefined();
+  });
+
+  it("knows a release has a node only when its tools.go names every node command", () => {
+    const all = NODE_COMMANDS.map((c) => `\t_ "${c.pkg}"`).join('\n');
+    expect(pinsNodeCommands(`import (\n${all}\n)`)).toBe(true);
+    expect(pinsNodeCommands(`import (\n${NODE_COMMANDS.slice(1).map((c) => `\t_ "${c.pkg}"`).join('\n')}\n)`)).toBe(false);
   });
 });
 
