@@ -317,6 +317,16 @@ export function nodeParams(graph: Graph<string>, node: string, given: Record<str
   return checkParams(declared.graph, declared.nodes.get(node), given);
 }
 
+/** Per node declaring any, the parameters of its own it declares without a default: its action cannot start without them. */
+export function requiredNodeParams(graph: Graph<string>): ReadonlyMap<string, readonly string[]> {
+  const required = new Map<string, readonly string[]>();
+  for (const [node, declaration] of paramsDeclarations(graph).nodes) {
+    const fields = (declaration?.schema.required as string[] | undefined) ?? [];
+    if (fields.length > 0) required.set(node, fields);
+  }
+  return required;
+}
+
 /** The schema of the CRD's spec.params: every parameter the graph and its nodes declare; undefined when none does. */
 export function paramsSchema(graph: Graph<string>): JsonSchema | undefined {
   const declared = paramsDeclarations(graph);

@@ -1,4 +1,4 @@
-export { defineGraph, loadGraph, isGraph, graphTable, nodeParams, paramsSchema } from './graph.ts';
+export { defineGraph, loadGraph, isGraph, graphTable, nodeParams, paramsSchema, requiredNodeParams } from './graph.ts';
 export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf, ParamsDefinition } from './graph.ts';
 export { PARAM_NAME, PARAM_NAME_RULE } from './params.ts';
 export { canonicalJson } from './canonical-json.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadGraph, paramsSchema, type Graph } from '../graph/index.ts';
+import { fateOf, loadGraph, paramsSchema, requiredNodeParams, strandedReason, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema, SIDECAR_URL_PATTERN } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
 import { DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
@@ -86,15 +86,23 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   desiredState.description = `The node of the "${graph.name}" graph the application should reach (a former name of a node stands for it).`;
   const specFields = spec.properties as Record<string, JsonSchema>;
   // A URL okt never calls is refused by the server itself, naming the field (the operator judges it again).
-  const sidecarUrl = (specFields.sidecar!.properties as Record<string, JsonSchema>).url!;
+  const sidecarFields = specFields.sidecar!.properties as Record<string, JsonSchema>;
+  const sidecarUrl = sidecarFields.url!;
   sidecarUrl.pattern = SIDECAR_URL_PATTERN;
   sidecarUrl.description = 'The sidecar of this CR: an http or https URL (in any case) with a host and no user info.';
+  const secretRef = (sidecarFields.tokenSecretRef!.properties as Record<string, JsonSchema>);
+  Object.assign(secretRef.name!, SECRET_NAME_RULE);
+  Object.assign(secretRef.key!, SECRET_KEY_RULE);
+  const refused = refusedDesiredStates(graph);
+  if (refused.length > 0) desiredState[VALIDATIONS] = refused;
   const params = paramsSchema(graph);
   if (params === undefined) delete specFields.params;
   else {
     specFields.params = { ...params, description: `The parameters of the "${graph.name}" graph's actions: the graph's own, and each node's.` };
     // A graph parameter without a default is required: so is the object that holds it.
     if (params.required !== undefined) spec.required = [...((spec.required as string[] | undefined) ?? []), 'params'];
+    const needed = requiredParamsRules(graph);
+    if (needed.length > 0) spec[VALIDATIONS] = needed;
   }
   const status = structural(z.toJSONSchema(lifecycleStatusSchema, { target: 'openapi-3.0' }));
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
@@ -151,6 +159,69 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
     },
   };
 }
+
+/**
+ * CRD validation rules (CEL, Kubernetes >= 1.25; `fieldPath` and `reason` >= 1.28): what the operator
+ * would only find at reconcile time, refused by the API server at admission, naming the field. A
+ * server ratchets them (>= 1.30): a write that leaves a refused value as it was stored is taken, so a
+ * CR written before the rule stays writable and the operator's own check, its guard, still says why
+ * it stalls.
+ */
+const VALIDATIONS = 'x-kubernetes-validations';
+type ValidationRule = { rule: string; message: string; fieldPath?: string; reason?: 'FieldValueRequired' | 'FieldValueInvalid' };
+
+/** A Secret's name (a DNS-1123 subdomain), as spec.sidecar.tokenSecretRef.name: the operator would read no other (SidecarSecretUnreadable). */
+const SECRET_NAME_RULE = {
+  maxLength: 253,
+  [VALIDATIONS]: [{
+    rule: "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+    message: "must be the name of a Secret: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit",
+  }],
+};
+
+/** A key of a Secret's data, as spec.sidecar.tokenSecretRef.key: no Secret holds another (SidecarSecretUnreadable). */
+const SECRET_KEY_RULE = {
+  maxLength: 253,
+  [VALIDATIONS]: [{ rule: "self.matches('^[-._a-zA-Z0-9]+$')", message: "must be a key of a Secret's data: letters, digits, '-', '_' and '.'" }],
+};
+
+/**
+ * spec.desiredState may not name a removed node whose CRs the migrations refuse to move: the enum keeps
+ * it for the CRs stored with it, the operator stalls them (UnknownState) with this very reason.
+ */
+function refusedDesiredStates(graph: Graph): ValidationRule[] {
+  return [...graph.migrations.removed.keys()].flatMap((name) => {
+    const reason = strandedReason(graph, name, fateOf(graph, name));
+    return reason === undefined ? [] : [{ rule: `self != ${JSON.stringify(name)}`, message: reason }];
+  });
+}
+
+/**
+ * A node's parameters without a default are required while spec.desiredState names that node (or a
+ * name standing for it): its action could not start (InvalidParams). Required only then, since a CR
+ * passing through the node on its way elsewhere is judged by the operator when it gets there.
+ */
+function requiredParamsRules(graph: Graph): ValidationRule[] {
+  const rules: ValidationRule[] = [];
+  for (const [node, fields] of requiredNodeParams(graph)) {
+    const names = desiredStateNames(graph).filter((name) => { const fate = fateOf(graph, name); return 'node' in fate && fate.node === node; });
+    for (const field of fields) {
+      rules.push({
+        rule: `!(self.desiredState in ${JSON.stringify(names)}) || (has(self.params) && has(self.params.${celField(field)}))`,
+        fieldPath: `.params.${field}`,
+        reason: 'FieldValueRequired',
+        message: `spec.params.${field} is required while spec.desiredState is ${node}: node ${node} declares it without a default, and its action cannot start without it`,
+      });
+    }
+  }
+  return rules;
+}
+
+/** A field name as a CEL rule spells it (Kubernetes escapes CEL's reserved words and "__"; parameter names need no more). */
+function celField(name: string): string {
+  return CEL_RESERVED.has(name) ? `__${name}__` : name.replaceAll('__', '__underscores__');
+}
+const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
 
 /**
  * The server prunes fields a structural schema does not name. Status keeps those of a newer okt or of

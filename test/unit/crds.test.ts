@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { z } from 'zod';
 import { BUNDLED_GRAPHS } from '../../src/cli/bundled.ts';
 import { bundledCrdPath, bundledCrdYaml } from '../../src/cli/crd.ts';
 import { databaseGraph } from '../../graphs/database.ts';
@@ -54,5 +55,47 @@ describe('a graph revision in the CRD and the manifests', () => {
   it('puts the revision on the operator Pod template, so a new revision rolls the Deployment', () => {
     const deployment = generateManifests(v2, names, { namespace: 'okt-system', createNamespace: false, image: 'okt:latest', sidecarToken: false }).find((d) => d.kind === 'Deployment') as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
     expect(deployment.spec.template.metadata.annotations['okt.dev/graph-revision']).toBe(v2.revision);
+  });
+});
+
+describe('the CRD validation rules (x-kubernetes-validations)', () => {
+  type Rule = { rule: string; message: string; fieldPath?: string; reason?: string };
+  type Schema = { 'x-kubernetes-validations'?: Rule[]; properties?: Record<string, Schema> };
+  const specOf = (crd: Record<string, unknown>) => (crd as { spec: { versions: { schema: { openAPIV3Schema: Schema } }[] } }).spec.versions[0]!.schema.openAPIV3Schema.properties!.spec!;
+  const names = { group: 'okt.dev', version: 'v1alpha1', kind: 'Broker' };
+
+  it("require a node's parameters without a default while spec.desiredState names it, or a former name of it, escaping CEL's words", () => {
+    const v1 = defineGraph({
+      name: 'broker', entry: 'Start',
+      nodes: { Start: { children: ['Updating'] }, Updating: { children: ['End'], params: z.object({ version: z.string(), in: z.string(), a__b: z.string(), keep: z.string().default('x') }) }, End: {} },
+    });
+    const v2 = defineGraph({
+      name: 'broker', entry: 'Start', previous: [v1],
+      nodes: { Start: { children: ['Upgrading'] }, Upgrading: { formerly: ['Updating'], children: ['End'], params: z.object({ version: z.string(), in: z.string(), a__b: z.string(), keep: z.string().default('x') }) }, End: {} },
+    });
+    const rules = specOf(generateCrd(v2, names))['x-kubernetes-validations']!;
+    expect(rules.map((r) => [r.rule, r.fieldPath, r.reason])).toEqual([
+      ['!(self.desiredState in ["Upgrading","Updating"]) || (has(self.params) && has(self.params.version))', '.params.version', 'FieldValueRequired'],
+      ['!(self.desiredState in ["Upgrading","Updating"]) || (has(self.params) && has(self.params.__in__))', '.params.in', 'FieldValueRequired'],
+      ['!(self.desiredState in ["Upgrading","Updating"]) || (has(self.params) && has(self.params.a__underscores__b))', '.params.a__b', 'FieldValueRequired'],
+    ]);
+    expect(rules[0]!.message).toBe('spec.params.version is required while spec.desiredState is Upgrading: node Upgrading declares it without a default, and its action cannot start without it');
+  });
+
+  it('refuse a removed node whose CRs may not move as spec.desiredState (a mapped one stands for its node), and check the token Secret reference', () => {
+    const v2 = defineGraph({
+      name: 'database', entry: 'Start', previous: [databaseGraph],
+      migrations: { removed: { Stopping: { refuse: 'stop it by deleting the CR' }, Servicing: 'Running' } },
+      nodes: { Start: { children: ['Running'] }, Running: { children: ['End'] }, End: {} },
+    });
+    const spec = specOf(generateCrd(v2, names));
+    expect(spec['x-kubernetes-validations']).toBeUndefined();
+    expect(spec.properties!.desiredState!['x-kubernetes-validations']).toEqual([
+      { rule: 'self != "Stopping"', message: 'node "Stopping" was removed from graph "database" and its migrations refuse to move its CRs: stop it by deleting the CR' },
+    ]);
+    const ref = spec.properties!.sidecar!.properties!.tokenSecretRef!.properties!;
+    expect(ref.name!['x-kubernetes-validations']![0]!.message).toMatch(/^must be the name of a Secret/);
+    expect(ref.key!['x-kubernetes-validations']![0]!.message).toMatch(/^must be a key of a Secret's data/);
+    expect(specOf(generateCrd(databaseGraph, names)).properties!.desiredState!['x-kubernetes-validations']).toBeUndefined();
   });
 });
