@@ -120,8 +120,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     const idleMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
     if (!(idleMs >= 0)) throw new Error(`informer: watchIdleTimeoutMs must be >= 0, got ${idleMs}`);
-    // A watch of a quiet resource may hear nothing until the server ends it (no periodic bookmarks
-    // on kube-apiserver 1.20): ending later than the idle bound, it would be taken for a dead one.
+    // A watch of a quiet resource may hear nothing until the server ends it (kube-apiserver 1.20 sent
+    // no bookmark before; a current one, one a minute): ending later than the idle bound, it could be
+    // taken for a dead one.
     if (idleMs > 0 && options.watchTimeoutSeconds !== undefined && !(options.watchTimeoutSeconds * 1000 < idleMs)) {
       throw new Error(`informer: watchTimeoutSeconds (${options.watchTimeoutSeconds}) must be shorter than watchIdleTimeoutMs (${idleMs} ms)`);
     }
