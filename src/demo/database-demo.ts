@@ -157,7 +157,8 @@ export class DatabaseDemo {
   async #applyCrd(): Promise<void> {
     const transport = this.#need(this.transport);
     const crd = generateCrd(databaseGraph, { ...DEMO_RESOURCE, shortNames: ['odb'] }) as KubeObject;
-    await transport.create(CRDS, undefined, crd);
+    // Server-side apply: okt owns its CRD (managedFields: `okt`, Apply), and applying it again is a no-op.
+    await transport.apply(CRDS, undefined, crd, { force: true });
     await waitFor('the CRD to be Established and served', async () => {
       const current = await transport.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name ?? '');
       if (!current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return undefined;

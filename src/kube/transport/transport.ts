@@ -184,6 +184,23 @@ export class KubeTransport {
     });
   }
 
+  /**
+   * Server-side apply of an object okt owns (a PATCH of `application/apply-patch+yaml`, JSON being YAML):
+   * created if absent, else the fields it names set under the field manager (default `okt`), which then
+   * owns them (managedFields operation `Apply`); a field it no longer names and alone owned is removed.
+   * `force`: take fields another manager owns instead of failing with 409 Conflict.
+   */
+  apply<T extends KubeObject = KubeObject>(
+    res: ResourceRef, namespace: string | undefined, body: KubeObject, opts: { fieldManager?: string; force?: boolean } = {},
+  ): Promise<T> {
+    const name = body.metadata.name;
+    if (!name) throw new Error(`KubeTransport.apply: the ${res.plural} object has no metadata.name`);
+    return this.#json<T>({
+      verb: 'patch', method: 'PATCH', path: resourcePath(res, namespace, name), body,
+      contentType: 'application/apply-patch+yaml', query: { fieldManager: opts.fieldManager ?? this.#fieldManager, force: opts.force },
+    });
+  }
+
   /** Merge patch of `/status`: `status` is merged into the object's status. */
   patchStatus<T extends KubeObject = KubeObject>(res: ResourceRef, namespace: string | undefined, name: string, status: Record<string, unknown>, opts: WriteOptions = {}): Promise<T> {
     return this.patch<T>(res, namespace, name, { status }, { ...opts, subresource: 'status' });
