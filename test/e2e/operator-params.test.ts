@@ -1,11 +1,12 @@
 // Typed parameters on a real API server and a real sidecar: the CRD generated from the graph's zod
 // schemas refuses a wrong value naming the field, and fills in defaults; the values reach the sidecar
 // with the operation; a change re-runs Running's action (onParamsChange: Rerun) and not Upgrading's
-// (NextTransition); a node's missing parameter stalls the CR before it enters the node.
+// (NextTransition); a node's missing parameter is refused at admission, and stalls a CR stored before
+// that rule before it enters the node.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { brokerGraph } from '../fixtures/params-graphs.ts';
-import { applyCrd, e2eKubeConfig, type CrdManifest } from './helpers/index.ts';
+import { applyCrd, e2eKubeConfig, waitFor, withoutValidationRules, type CrdManifest } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LifecycleObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const graph = brokerGraph();
@@ -80,8 +81,13 @@ test('onParamsChange: NextTransition: a change runs nothing while the CR rests; 
   expect(operation(running.status!.operation!.id)?.params).toEqual({ replicas: 2 });
 });
 
-test("a node's required parameter missing: the CR stalls InvalidParams before entering the node, naming the field; set, it goes on", async () => {
-  await brokers.create(namespace, 'unversioned', { desiredState: 'Upgrading', onLeaf: 'Keep' });
+test("a node's required parameter missing (Kubernetes >= 1.28: CEL rule): refused at admission naming the field; a CR stored before the rule stalls InvalidParams before entering the node; set, it goes on", async () => {
+  expect(await refusal('unversioned-now', { desiredState: 'Upgrading', onLeaf: 'Keep' })).toContain('spec.params.version: Required value: spec.params.version is required while spec.desiredState is Upgrading');
+  const crd = generateCrd(graph, BROKERS) as unknown as CrdManifest;
+  await applyCrd(kc, withoutValidationRules(crd));
+  // The server takes a new schema a moment after it is Established.
+  await waitFor('the CRD without its rules to be in force', () => brokers.create(namespace, 'unversioned', { desiredState: 'Upgrading', onLeaf: 'Keep' }).then(() => true, () => undefined));
+  await applyCrd(kc, crd);
   const stalled = await waitForObject(brokers, namespace, 'unversioned', 'Stalled InvalidParams', (o) => conditionOf(o, 'Stalled')?.reason === 'InvalidParams');
   expect(stalled.status?.state).toBe('Running');
   expect(conditionOf(stalled, 'Stalled')?.message).toContain('spec.params do not fit the parameters of Upgrading (spec.params.version: ');

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defineGraph } from '../../../src/graph/index.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
 import { brokerGraph, brokerParams, upgradeParams } from '../../fixtures/params-graphs.ts';
-import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, kubectl, waitFor, type CrdManifest } from '../helpers/index.ts';
+import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, kubectl, waitFor, withoutValidationRules, type CrdManifest } from '../helpers/index.ts';
 
 // A kind of its own: this file replaces its CRD, which other files must not see.
 const BROKERS = { group: 'cel-rules.okt.dev', version: 'v1alpha1', plural: 'brokers', kind: 'Broker' } as const;
@@ -36,11 +36,6 @@ async function applyRefusal(name: string, spec: Record<string, unknown>): Promis
   }
 }
 
-/** The CRD without its validation rules: what okt generated before them. */
-function withoutRules(crd: CrdManifest): CrdManifest {
-  return JSON.parse(JSON.stringify(crd, (key, value: unknown) => (key === 'x-kubernetes-validations' ? undefined : value))) as CrdManifest;
-}
-
 beforeAll(async () => {
   namespace = await createNamespace(kc, 'okt-cel-rules');
 });
@@ -52,7 +47,7 @@ afterAll(async () => {
 describe('CRD validation rules (Kubernetes >= 1.28: CEL rules with fieldPath and reason; >= 1.30: ratcheting)', () => {
   test('each rule refuses a bad CR at kubectl apply, naming the field; a CR stored before the rules stays writable', async () => {
     // Stored under the CRD without rules: a Secret name no Secret can have.
-    await applyCrd(kc, withoutRules(todaysCrd));
+    await applyCrd(kc, withoutValidationRules(todaysCrd));
     await kubectl(['apply', '-f', '-'], manifest('stored', { desiredState: 'Running', sidecar: { url: 'http://sidecar:8080', tokenSecretRef: { name: 'Not_A_Secret', key: 'token' } } }));
 
     await applyCrd(kc, todaysCrd);

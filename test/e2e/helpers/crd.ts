@@ -97,3 +97,8 @@ export function namespacedCrd(names: { group: string; version: string; kind: str
     },
   };
 }
+
+/** The CRD without its validation rules (x-kubernetes-validations): what okt generated before them. */
+export function withoutValidationRules(crd: CrdManifest): CrdManifest {
+  return JSON.parse(JSON.stringify(crd, (key, value: unknown) => (key === 'x-kubernetes-validations' ? undefined : value))) as CrdManifest;
+}
