@@ -3,6 +3,7 @@
 // stored before a rule stays writable (the server ratchets: the refused value left as it was), so the
 // operator's own check stays its guard.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import { defineGraph } from '../../../src/graph/index.ts';
 import { generateCrd } from '../../../src/kube/crd.ts';
 import { brokerGraph, brokerParams, upgradeParams } from '../../fixtures/params-graphs.ts';
@@ -10,11 +11,14 @@ import { applyCrd, createNamespace, deleteCrd, e2eKubeConfig, kubectl, waitFor, 
 
 // A kind of its own: this file replaces its CRD, which other files must not see.
 const BROKERS = { group: 'cel-rules.okt.dev', version: 'v1alpha1', plural: 'brokers', kind: 'Broker' } as const;
-/** The broker graph's next revision: Stopping removed, its CRs refused a move (a stop is now a deletion). */
+/**
+ * The broker graph's next revision: Stopping removed, its CRs refused a move (a stop is now a deletion);
+ * Upgrading takes a parameter whose name CEL reserves (`in`), which its rule must spell escaped.
+ */
 const broker = defineGraph({
   name: 'broker', entry: 'Start', params: brokerParams, previous: [brokerGraph()],
   migrations: { removed: { Stopping: { refuse: 'a stop is now the deletion of the CR' } } },
-  nodes: { Start: { children: ['Running'] }, Running: { children: ['Upgrading', 'End'] }, Upgrading: { children: ['Running'], params: upgradeParams }, End: {} },
+  nodes: { Start: { children: ['Running'] }, Running: { children: ['Upgrading', 'End'] }, Upgrading: { children: ['Running'], params: upgradeParams.extend({ in: z.string() }) }, End: {} },
 });
 const todaysCrd = generateCrd(broker, BROKERS) as unknown as CrdManifest;
 const RESOURCE = `${BROKERS.plural}.${BROKERS.group}`;
@@ -54,7 +58,8 @@ describe('CRD validation rules (Kubernetes >= 1.28: CEL rules with fieldPath and
     // The server takes a new schema a moment after it is Established: probe until it refuses.
     const params = await waitFor('the rules to be in force', async () => applyRefusal(`probe-${Date.now()}`, { desiredState: 'Upgrading' }));
     expect(params).toContain('spec.params.version: Required value: spec.params.version is required while spec.desiredState is Upgrading');
-    expect(await applyRefusal('upgrading', { desiredState: 'Upgrading', params: { version: '1.2.3' } })).toBeUndefined();
+    expect(await applyRefusal('upgrading', { desiredState: 'Upgrading', params: { version: '1.2.3' } })).toContain('spec.params.in: Required value: spec.params.in is required while spec.desiredState is Upgrading');
+    expect(await applyRefusal('upgrading', { desiredState: 'Upgrading', params: { version: '1.2.3', in: 'eu' } })).toBeUndefined();
 
     const stopping = await applyRefusal('stopping', { desiredState: 'Stopping' });
     expect(stopping).toContain('spec.desiredState: Invalid value: "Stopping": node "Stopping" was removed from graph "broker" and its migrations refuse to move its CRs: a stop is now the deletion of the CR');
