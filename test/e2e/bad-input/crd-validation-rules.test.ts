@@ -75,3 +75,16 @@ describe('CRD validation rules (Kubernetes >= 1.28: CEL rules with fieldPath and
       .rejects.toThrow('spec.sidecar.tokenSecretRef.name: Invalid value: "Still_Not"');
   });
 });
+
+describe('CRD validation rules of a large graph (Kubernetes >= 1.25: CEL cost budget)', () => {
+  test("200 nodes with long names, 20 of them with required parameters: the server's cost estimate accepts every rule", async () => {
+    const names = Array.from({ length: 200 }, (_, i) => `Node${i}${'x'.repeat(55)}`);
+    const nodes = Object.fromEntries(names.map((name, i) => [name, {
+      children: i + 1 < names.length ? [names[i + 1]!] : [],
+      ...(i % 10 === 1 ? { params: z.object({ first: z.string(), second: z.number(), third: z.boolean() }) } : {}),
+    }]));
+    const large = defineGraph({ name: 'large', entry: names[0]!, nodes });
+    const crd = generateCrd(large, { group: 'cel-cost.okt.dev', version: 'v1alpha1', kind: 'Large' });
+    await kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(crd));
+  });
+});
