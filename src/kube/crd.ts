@@ -90,7 +90,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const sidecarUrl = sidecarFields.url!;
   sidecarUrl.pattern = SIDECAR_URL_PATTERN;
   sidecarUrl.description = 'The sidecar of this CR: an http or https URL (in any case) with a host and no user info.';
-  const secretRef = (sidecarFields.tokenSecretRef!.properties as Record<string, JsonSchema>);
+  const secretRef = sidecarFields.tokenSecretRef!.properties as Record<string, JsonSchema>;
   Object.assign(secretRef.name!, SECRET_NAME_RULE);
   Object.assign(secretRef.key!, SECRET_KEY_RULE);
   const refused = refusedDesiredStates(graph);
@@ -168,7 +168,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
  * it stalls.
  */
 const VALIDATIONS = 'x-kubernetes-validations';
-type ValidationRule = { rule: string; message: string; fieldPath?: string; reason?: 'FieldValueRequired' | 'FieldValueInvalid' };
+type ValidationRule = { rule: string; message: string; fieldPath?: string; reason?: 'FieldValueRequired' };
 
 /** A Secret's name (a DNS-1123 subdomain), as spec.sidecar.tokenSecretRef.name: the operator would read no other (SidecarSecretUnreadable). */
 const SECRET_NAME_RULE = {
@@ -204,7 +204,10 @@ function refusedDesiredStates(graph: Graph): ValidationRule[] {
 function requiredParamsRules(graph: Graph): ValidationRule[] {
   const rules: ValidationRule[] = [];
   for (const [node, fields] of requiredNodeParams(graph)) {
-    const names = desiredStateNames(graph).filter((name) => { const fate = fateOf(graph, name); return 'node' in fate && fate.node === node; });
+    const names = desiredStateNames(graph).filter((name) => {
+      const fate = fateOf(graph, name);
+      return 'node' in fate && fate.node === node;
+    });
     for (const field of fields) {
       rules.push({
         rule: `!(self.desiredState in ${JSON.stringify(names)}) || (has(self.params) && has(self.params.${celField(field)}))`,
