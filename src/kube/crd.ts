@@ -93,6 +93,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   const secretRef = sidecarFields.tokenSecretRef!.properties as Record<string, JsonSchema>;
   Object.assign(secretRef.name!, SECRET_NAME_RULE);
   Object.assign(secretRef.key!, SECRET_KEY_RULE);
+  specFields.eventSink![VALIDATIONS] = [EVENT_SINK_RULE];
   const refused = refusedDesiredStates(graph);
   if (refused.length > 0) desiredState[VALIDATIONS] = refused;
   const params = paramsSchema(graph);
@@ -183,6 +184,16 @@ const SECRET_NAME_RULE = {
 const SECRET_KEY_RULE = {
   maxLength: 253,
   [VALIDATIONS]: [{ rule: "self.matches('^[-._a-zA-Z0-9]+$')", message: "must be a key of a Secret's data: letters, digits, '-', '_' and '.'" }],
+};
+
+/**
+ * spec.eventSink: where CloudEvents are POSTed, so an http or https URL with a host (Kubernetes' CEL
+ * URL functions parse as Go does). Another (`sink.default.svc:8080`, which a URL parser reads as a
+ * scheme) is no URL the emitter can send to: each delivery would fail and be retried for ever.
+ */
+const EVENT_SINK_RULE: ValidationRule = {
+  rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+  message: 'must be an http or https URL with a host: CloudEvents are sent nowhere else',
 };
 
 /**

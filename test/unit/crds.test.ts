@@ -82,7 +82,7 @@ describe('the CRD validation rules (x-kubernetes-validations)', () => {
     expect(rules[0]!.message).toBe('spec.params.version is required while spec.desiredState is Upgrading: node Upgrading declares it without a default, and its action cannot start without it');
   });
 
-  it('refuse a removed node whose CRs may not move as spec.desiredState (a mapped one stands for its node), and check the token Secret reference', () => {
+  it('refuse a removed node whose CRs may not move as spec.desiredState (a mapped one stands for its node), and check the token Secret reference and the event sink', () => {
     const v2 = defineGraph({
       name: 'database', entry: 'Start', previous: [databaseGraph],
       migrations: { removed: { Stopping: { refuse: 'stop it by deleting the CR' }, Servicing: 'Running' } },
@@ -96,6 +96,7 @@ describe('the CRD validation rules (x-kubernetes-validations)', () => {
     const ref = spec.properties!.sidecar!.properties!.tokenSecretRef!.properties!;
     expect(ref.name!['x-kubernetes-validations']![0]!.message).toMatch(/^must be the name of a Secret/);
     expect(ref.key!['x-kubernetes-validations']![0]!.message).toMatch(/^must be a key of a Secret's data/);
+    expect(spec.properties!.eventSink!['x-kubernetes-validations']![0]!.message).toBe('must be an http or https URL with a host: CloudEvents are sent nowhere else');
     expect(specOf(generateCrd(databaseGraph, names)).properties!.desiredState!['x-kubernetes-validations']).toBeUndefined();
   });
 });

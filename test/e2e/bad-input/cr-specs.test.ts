@@ -207,7 +207,8 @@ async function expectCanaryConverges(): Promise<void> {
 
 describe('fast-check specs through the real API server, the operator running', () => {
   test('a spec the server takes but the operator cannot read gets InvalidSpec naming the field (a status of conditions only), and resumes once repaired', async () => {
-    await api.create(namespace, 'unreadable', { desiredState: 'Running', eventSink: '/relative/path', onLeaf: 'Keep' });
+    // A port out of range: Go's URL parser (the CRD's format and rule) takes it, the WHATWG one (the operator's) does not.
+    await api.create(namespace, 'unreadable', { desiredState: 'Running', eventSink: 'http://sink.example:99999/', onLeaf: 'Keep' });
     const db = await waitForDatabase(kc, namespace, 'unreadable', 'InvalidSpec', (o) => conditionOf(o, 'Stalled')?.reason === 'InvalidSpec');
     expect(conditionOf(db, 'Stalled')?.message).toContain('spec.eventSink');
     expect(Object.keys(db.status ?? {})).toEqual(['conditions']);

@@ -69,6 +69,11 @@ describe('CRD validation rules (Kubernetes >= 1.28: CEL rules with fieldPath and
     const secretKey = await applyRefusal('secret-key', { desiredState: 'Running', sidecar: { url: 'http://sidecar:8080', tokenSecretRef: { name: 'sidecar-token', key: 'a/b' } } });
     expect(secretKey).toContain("spec.sidecar.tokenSecretRef.key: Invalid value: \"a/b\": must be a key of a Secret's data");
 
+    for (const sink of ['sink.default.svc:8080', 'ftp://sink.example/', '/relative/path', 'http:///no-host']) {
+      expect(await applyRefusal('sink', { desiredState: 'Running', eventSink: sink }), sink).toContain(`spec.eventSink: Invalid value: "${sink}": must be an http or https URL with a host`);
+    }
+    expect(await applyRefusal('sink', { desiredState: 'Running', eventSink: 'HTTPS://sink.example:8443/events?x=1' })).toBeUndefined();
+
     // Stored before the rules: a write that leaves the refused value as it was is taken; one that changes it to another bad one is not.
     await kubectl(['label', RESOURCE, 'stored', '-n', namespace, 'team=brokers']);
     await expect(kubectl(['patch', RESOURCE, 'stored', '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ spec: { sidecar: { tokenSecretRef: { name: 'Still_Not' } } } })]))
