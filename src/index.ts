@@ -26,8 +26,10 @@ export {
   STATUS_FORMAT_ANNOTATION,
   statusFormatOf,
   publishedGraph,
+  sidecarSnippet,
+  withOktSidecar,
 } from './kube/index.ts';
-export type { StatusFormat, CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
+export type { SidecarOptions, SidecarSnippet, StatusFormat, CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
 export * from './controller/lifecycle/index.ts';
 export { Manager, Controller, Informer, WorkQueue, LeaderElector, createLogger, createControllerMetrics } from './controller/index.ts';
 

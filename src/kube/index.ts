@@ -20,6 +20,7 @@ export { STATUS_FORMATS, STATUS_FORMAT_ANNOTATION, DEFAULT_STATUS_FORMAT, status
 export type { StatusFormat } from './status-format.ts';
 export { generateRbac, operatorName } from './rbac.ts';
 export type { OperatorRbacOptions } from './rbac.ts';
-export { generateManifests, sidecarSnippet } from './manifests.ts';
+export { generateManifests, sidecarSnippet, withOktSidecar } from './manifests.ts';
+export type { SidecarOptions, SidecarSnippet } from './manifests.ts';
 export type { OperatorManifestOptions } from './manifests.ts';
 export * from './transport/index.ts';

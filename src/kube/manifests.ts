@@ -1,3 +1,4 @@
+import type { V1Container, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { Graph } from '../graph/index.ts';
 import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
@@ -128,7 +129,7 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     '--workers', String(options.workers ?? 4),
   );
 
-  const volumes: Record<string, unknown>[] = [{ name: 'graph', configMap: { name: configMap } }];
+  const volumes: V1Volume[] = [{ name: 'graph', configMap: { name: configMap } }];
   const volumeMounts: Record<string, unknown>[] = [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }];
   if (options.sidecarToken !== false) {
     volumes.push(tokenVolume(options.sidecarToken));
@@ -193,7 +194,7 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
  * after which the sidecar starts with a new epoch. Replace it with a PersistentVolumeClaim (one per
  * Pod, never shared by two sidecars) to keep it across Pods.
  */
-export function sidecarSnippet(options: { image: string; configMap: string; token: SecretKeyRef }): Record<string, unknown> {
+export function sidecarSnippet(options: SidecarOptions): SidecarSnippet {
   return {
     containers: [
       {
@@ -221,7 +222,36 @@ export function sidecarSnippet(options: { image: string; configMap: string; toke
   };
 }
 
-function tokenVolume(token: SecretKeyRef): Record<string, unknown> {
+/** The sidecar's image, its config's ConfigMap (`sidecar.yaml`) and the Secret key of its token. */
+export interface SidecarOptions {
+  image: string;
+  configMap: string;
+  token: SecretKeyRef;
+}
+
+/** What `okt manifests --sidecar-only` prints: the sidecar's container and its volumes (config, token, journal). */
+export type SidecarSnippet = { containers: V1Container[]; volumes: V1Volume[] };
+
+/**
+ * A Pod template (of a Deployment, StatefulSet or Job a graph declares) with okt's sidecar added: its
+ * container after the template's own, with `volumeMounts` (the application's volumes it also needs,
+ * such as its data) after its own, and its config, token and journal volumes after the template's.
+ * The template itself is left unchanged. Throws when the template already has a container or volume
+ * of the sidecar's names.
+ */
+export function withOktSidecar(template: V1PodTemplateSpec, options: SidecarOptions & { volumeMounts?: V1VolumeMount[] }): V1PodTemplateSpec {
+  const { containers, volumes } = sidecarSnippet(options);
+  const spec = template.spec ?? { containers: [] };
+  const clash = [
+    ...containers.filter((c) => spec.containers.some((own) => own.name === c.name)).map((c) => `a container named "${c.name}"`),
+    ...volumes.filter((v) => (spec.volumes ?? []).some((own) => own.name === v.name)).map((v) => `a volume named "${v.name}"`),
+  ];
+  if (clash.length > 0) throw new Error(`withOktSidecar: the Pod template already has ${clash.join(' and ')} (the sidecar's)`);
+  const sidecars = containers.map((c): V1Container => ({ ...c, volumeMounts: [...(c.volumeMounts ?? []), ...(options.volumeMounts ?? [])] }));
+  return { ...template, spec: { ...spec, containers: [...spec.containers, ...sidecars], volumes: [...(spec.volumes ?? []), ...volumes] } };
+}
+
+function tokenVolume(token: SecretKeyRef): V1Volume {
   return { name: 'sidecar-token', secret: { secretName: token.name, items: [{ key: token.key, path: 'token' }] } };
 }
 
