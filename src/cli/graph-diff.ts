@@ -1,6 +1,6 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import { cancelPolicyText, formatDuration, type GraphDiff, type JsonSchema, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
+import { cancelPolicyText, describeObject, formatDuration, type ObjectData, type GraphDiff, type JsonSchema, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -19,8 +19,22 @@ export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
     ...(diff.policy === undefined ? [] : [c.yellow(`~ migration policy ${diff.policy.before} -> ${diff.policy.after}`)]),
     ...(diff.params === undefined ? [] : [c.yellow(`~ graph params ${describeParamsChange(diff.params)}`)]),
     ...diff.changed.map((change) => c.yellow(`~ ${change.node}: ${describeNodeChange(change)}`)),
+    ...(diff.objects === undefined ? [] : objectLines(diff.objects.before, diff.objects.after, c)),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per object added, removed or changed (by id); a change of order alone says so. */
+function objectLines(before: readonly ObjectData[], after: readonly ObjectData[], c: Colors): string[] {
+  const old = new Map(before.map((o) => [o.id, o]));
+  const lines = after.flatMap((o) => {
+    const was = old.get(o.id);
+    if (was === undefined) return [c.green(`+ object ${o.id}: ${describeObject(o)}`)];
+    return describeObject(was) === describeObject(o) ? [] : [c.yellow(`~ object ${o.id}: ${describeObject(was)} -> ${describeObject(o)}`)];
+  });
+  const removed = before.filter((o) => !after.some((n) => n.id === o.id)).map((o) => c.red(`- object ${o.id}: ${describeObject(o)}`));
+  const all = [...lines, ...removed];
+  return all.length > 0 ? all : [c.yellow(`~ objects reordered: ${after.map((o) => o.id).join(', ')}`)];
 }
 
 /** Where a removed node's CRs go: its fate is moved, refused or stranded (kept and renamed nodes are not removed). */

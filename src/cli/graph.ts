@@ -2,7 +2,7 @@
 // `okt graph diff OLD NEW`: what a new revision changes; `okt graph check NEW --against-cluster`: what it
 // would do to the resources of a cluster.
 import { Command, Option } from 'commander';
-import { actionDrivenCycles, DEFAULT_STATE, diffGraphs, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
+import { actionDrivenCycles, DEFAULT_STATE, describeObject, diffGraphs, objectData, renderDot, renderMermaid, type Graph } from '../graph/index.ts';
 import { renderPath, toXStateSource } from '../machine/index.ts';
 import { addCrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT, runAction, type ExitCode } from './errors.ts';
@@ -122,7 +122,8 @@ export function describeValid({ graph, file, exportName }: LoadedGraph): string 
   const source = exportName === undefined ? file : `${file}, export ${exportName}`;
   const count = graph.nodeNames.length === 1 ? '1 node' : `${graph.nodeNames.length} nodes`;
   const earlier = graph.previous.length === 0 ? '' : `, serves earlier revisions ${graph.previous.map((g) => g.revision).join(', ')}`;
-  return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}, revision ${graph.revision}${earlier}`;
+  const objects = graph.objects.map((o) => `\n  object ${o.id}: ${describeObject(objectData(o))}`).join('');
+  return `OK: graph "${graph.name}" (${source}): ${count}, entry ${graph.entry}, leaves ${leaves.join(', ')}, revision ${graph.revision}${earlier}${objects}`;
 }
 
 /** One line per group of cycles the graph's actions' events can drive with no spec edit. */

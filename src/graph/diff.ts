@@ -6,6 +6,8 @@ import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
 import type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { JsonSchema, ParamsChangePolicy } from './params.ts';
+import { objectData } from './objects.ts';
+import type { ObjectData } from './schema.ts';
 
 /** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
 export interface ValueChange<T> {
@@ -68,6 +70,8 @@ export interface GraphDiff {
   readonly policy?: ValueChange<MigrationPolicy>;
   /** The graph's own parameters (JSON Schema); `null`: none. */
   readonly params?: ValueChange<JsonSchema | null>;
+  /** The objects the graph makes, as data (the old ones' nodes named as the new graph calls them). */
+  readonly objects?: ValueChange<readonly ObjectData[]>;
 }
 
 export function diffGraphs(old: Graph, next: Graph): GraphDiff {
@@ -94,7 +98,9 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
   const entry = changeOf(asNew(old.entry), next.entry);
   const policy = changeOf(old.migrations.policy, next.migrations.policy);
   const params = schemaChange(old.params, next.params);
-  const same = old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined && params === undefined;
+  const objects = objectsChange(old, next, asNew);
+  const same =
+    old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined && params === undefined && objects === undefined;
   return {
     from: { graph: old.name, revision: old.revision },
     to: { graph: next.name, revision: next.revision },
@@ -104,7 +110,20 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
     ...(entry === undefined ? {} : { entry }),
     ...(policy === undefined ? {} : { policy }),
     ...(params === undefined ? {} : { params }),
+    ...(objects === undefined ? {} : { objects }),
   };
+}
+
+/** Compared as the revision compares them (canonical JSON, in order of declaration), the old lifetimes renamed. */
+function objectsChange(old: Graph, next: Graph, asNew: (name: string) => string): ValueChange<readonly ObjectData[]> | undefined {
+  const before = old.objects.map((o) => {
+    const data = objectData(o);
+    const during = data.during;
+    if (during === undefined) return data;
+    return { ...data, during: typeof during === 'string' ? asNew(during) : { from: asNew(during.from), until: asNew(during.until) } };
+  });
+  const after = next.objects.map(objectData);
+  return canonicalJson(before) === canonicalJson(after) ? undefined : { before, after };
 }
 
 function diffNode(old: GraphNode, next: GraphNode, asNew: (name: string) => string): NodeChange {

@@ -1,5 +1,5 @@
 import type { Graph } from './graph.ts';
-import { policyNotes, timeoutLabel } from './mermaid.ts';
+import { objectNotes, policyNotes, timeoutLabel } from './mermaid.ts';
 
 /**
  * A Graphviz DOT digraph (`dot -Tsvg`). Like the Mermaid diagram: the entry is marked by an arrow
@@ -23,7 +23,7 @@ export function renderDot(graph: Graph): string {
     const attributes = [`label=${quote(name)}`];
     if (node.isLeaf) attributes.push('shape=doublecircle');
     if (node.description !== '') attributes.push(`tooltip=${quote(node.description)}`);
-    const notes = policyNotes(node);
+    const notes = [...policyNotes(node), ...objectNotes(graph, name)];
     if (notes.length > 0) attributes.push(`xlabel=${quote(notes.join(', '))}`);
     lines.push(`  ${quote(name)} [${attributes.join(', ')}];`);
   }

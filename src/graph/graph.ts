@@ -6,6 +6,7 @@ import { formatDuration } from './duration.ts';
 import { resolveGraph, type CancelPolicy, type Deadline, type ResolvedNode, type RetryPolicy } from './validate.ts';
 import { checkParams, crdParamsSchema, type JsonSchema, type ParamsChangePolicy, type ParamsCheck, type ParamsDeclaration } from './params.ts';
 import type { z } from 'zod';
+import { objectData, type GraphObject, type ObjectDeclaration } from './objects.ts';
 
 export interface GraphNode<S extends string = string> {
   readonly name: S;
@@ -51,9 +52,11 @@ export interface Graph<S extends string = string> extends MigrationSource {
   readonly previous: readonly Graph<string>[];
   /** The parameters every node's action gets, as the CRD holds them. */
   readonly params: JsonSchema | undefined;
+  /** The Kubernetes objects the graph makes, in order of declaration (see objects.ts and renderObjects). */
+  readonly objects: readonly GraphObject<S>[];
   node(name: S): GraphNode<S>;
   has(name: string): name is S;
-  /** Plain, JSON-able data; loadGraph(graph.toData()) gives an equal graph. */
+  /** Plain, JSON-able data; loadGraph(graph.toData()) gives an equal graph (its objects without their functions, which stay code). */
   toData(): GraphData;
 }
 
@@ -95,10 +98,10 @@ export interface NodeDefinition<S extends string> {
   readonly onParamsChange?: ParamsChangePolicy;
 }
 
-/** Parameters as a graph declares them: a zod 4 object schema, or the JSON Schema (OpenAPI 3.0) it becomes. */
-export type ParamsDefinition = z.ZodType | JsonSchema;
+/** Parameters as a graph declares them: a zod 4 object schema (of output P), or the JSON Schema (OpenAPI 3.0) it becomes. */
+export type ParamsDefinition<P = unknown> = z.ZodType<P> | JsonSchema;
 
-export interface GraphDefinition<S extends string> {
+export interface GraphDefinition<S extends string, P = Record<string, unknown>> {
   readonly name: string;
   readonly entry: NoInfer<S>;
   readonly description?: string;
@@ -111,7 +114,13 @@ export interface GraphDefinition<S extends string> {
   /** Earlier revisions this one still serves (under the Manual policy their CRs stay there until asked to move). */
   readonly previous?: readonly Graph<string>[];
   /** The parameters every node's action gets from spec.params: a zod object schema, e.g. z.object({ replicas: z.number().int() }). */
-  readonly params?: ParamsDefinition;
+  readonly params?: ParamsDefinition<P>;
+  /**
+   * The Kubernetes objects the graph makes, each rendered from the CR (its metadata, the graph's
+   * params typed as `params` declares them, the node it stands at): for the graph's lifetime, a node's
+   * (`during: 'Servicing'`) or a span's (`during: { from, until }`).
+   */
+  readonly objects?: readonly ObjectDeclaration<NoInfer<S>, NoInfer<P>>[];
 }
 
 /**
@@ -119,7 +128,7 @@ export interface GraphDefinition<S extends string> {
  * misspelt child, entry, or later `desiredState` is a compile error. Throws GraphDefinitionError
  * listing every problem.
  */
-export function defineGraph<const S extends string>(definition: GraphDefinition<S>): Graph<S> {
+export function defineGraph<const S extends string, P = Record<string, unknown>>(definition: GraphDefinition<S, P>): Graph<S> {
   return loadGraph(definition) as Graph<S>;
 }
 
@@ -139,7 +148,7 @@ export function loadGraph(data: unknown): Graph<string> {
   const resolution = resolveGraph(parsed.data, previous.map((g) => ({ revision: g.revision, nodeNames: g.nodeNames })));
   const all = [...problems, ...(resolution.ok ? [] : resolution.problems)];
   if (!resolution.ok || all.length > 0) throw new GraphDefinitionError(parsed.data.name, all);
-  return new ValidGraph(parsed.data, resolution.entry, resolution.nodes, previous, resolution.params);
+  return new ValidGraph(parsed.data, resolution.entry, resolution.nodes, previous, resolution.params, resolution.objects);
 }
 
 /** The earlier revisions a graph declares: Graphs (defineGraph) or their plain data, each valid and of the same name. */
@@ -213,14 +222,16 @@ class ValidGraph implements Graph<string> {
   readonly formerNames: ReadonlyMap<string, string>;
   readonly previous: readonly Graph<string>[];
   readonly params: JsonSchema | undefined;
+  readonly objects: readonly GraphObject[];
   readonly #nodes: ReadonlyMap<string, GraphNode<string>>;
 
-  constructor(data: GraphData, entry: string, resolved: readonly ResolvedNode[], previous: readonly Graph<string>[], params: ParamsDeclaration | undefined) {
+  constructor(data: GraphData, entry: string, resolved: readonly ResolvedNode[], previous: readonly Graph<string>[], params: ParamsDeclaration | undefined, objects: readonly GraphObject[]) {
     this.name = data.name;
     this.description = data.description ?? '';
     this.entry = entry;
     this.nodeNames = Object.freeze(resolved.map((n) => n.name));
-    this.revision = graphRevision(data.name, entry, resolved, params);
+    this.objects = Object.freeze(objects.map((o) => Object.freeze({ ...o, lifetime: Object.freeze(o.lifetime) })));
+    this.revision = graphRevision(data.name, entry, resolved, params, this.objects.map(objectData));
     this.params = params?.schema;
     this.migrations = Object.freeze({
       policy: data.migrations?.policy ?? 'Automatic',
@@ -290,6 +301,7 @@ class ValidGraph implements Graph<string> {
     const out: { -readonly [K in keyof GraphData]: GraphData[K] } = { name: this.name, entry: this.entry, nodes };
     if (this.description !== '') out.description = this.description;
     if (this.params !== undefined) out.params = this.params;
+    if (this.objects.length > 0) out.objects = this.objects.map(objectData);
     const migrations: { -readonly [K in keyof MigrationsData]: MigrationsData[K] } = {};
     if (this.migrations.policy !== 'Automatic') migrations.policy = this.migrations.policy;
     if (this.migrations.removed.size > 0) migrations.removed = Object.fromEntries(this.migrations.removed);
@@ -325,6 +337,11 @@ export function requiredNodeParams(graph: Graph<string>): ReadonlyMap<string, re
     if (fields.length > 0) required.set(node, fields);
   }
   return required;
+}
+
+/** The graph's own parameters (not a node's) from a CR's spec.params, checked, defaults filled in; undefined when the graph declares none. */
+export function graphParams(graph: Graph<string>, given: Record<string, unknown> | undefined): ParamsCheck | undefined {
+  return checkParams(paramsDeclarations(graph).graph, undefined, given);
 }
 
 /** The schema of the CRD's spec.params: every parameter the graph and its nodes declare; undefined when none does. */

@@ -1,4 +1,4 @@
-export { defineGraph, loadGraph, isGraph, graphTable, nodeParams, paramsSchema, requiredNodeParams } from './graph.ts';
+export { defineGraph, loadGraph, isGraph, graphTable, nodeParams, graphParams, paramsSchema, requiredNodeParams } from './graph.ts';
 export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, StateOf, ParamsDefinition } from './graph.ts';
 export { PARAM_NAME, PARAM_NAME_RULE } from './params.ts';
 export { canonicalJson } from './canonical-json.ts';
@@ -16,7 +16,11 @@ export { graphDataSchema } from './schema.ts';
 export { DEFAULT_RETRY_BACKOFF_MS, cancelNote, cancelPolicyText } from './validate.ts';
 export type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
 export { formatDuration, parseDuration } from './duration.ts';
-export type { GraphData, NodeData, MigrationsData } from './schema.ts';
+export type { GraphData, NodeData, MigrationsData, ObjectData } from './schema.ts';
+export { CLUSTER_SCOPED_KINDS, apiGroup, describeObject, livesAt, objectData, objectName } from './objects.ts';
+export type { GraphObject, ObjectContext, ObjectDeclaration, ObjectDeletionPolicy, ObjectLifetime, OwnerMetadata, ResolvedLifetime } from './objects.ts';
+export { OBJECT_LABELS, objectsAt, renderObjects } from './render-objects.ts';
+export type { ObjectOwner, ObjectRendering, ObjectRenderProblem, RenderedObject } from './render-objects.ts';
 export { renderMermaid } from './mermaid.ts';
 export type { MermaidClass } from './mermaid.ts';
 export { renderDot } from './dot.ts';

@@ -1,6 +1,7 @@
 import { formatDuration } from './duration.ts';
 import type { Graph, GraphNode } from './graph.ts';
 import { cancelNote } from './validate.ts';
+import { objectName } from './objects.ts';
 
 /** A Mermaid class: its CSS (`fill:#ffd54f,stroke-width:3px`) and the nodes it applies to. */
 export interface MermaidClass {
@@ -20,6 +21,7 @@ export function renderMermaid(graph: Graph, classes: Readonly<Record<string, Mer
     const description = graph.node(name).description;
     if (description !== '') lines.push(`  ${id.get(name)} : ${oneLine(description)}`);
     for (const note of policyNotes(graph.node(name))) lines.push(`  ${id.get(name)} : ${note}`);
+    for (const note of objectNotes(graph, name)) lines.push(`  ${id.get(name)} : ${oneLine(note)}`);
   }
   lines.push(`  [*] --> ${id.get(graph.entry)}`);
   for (const name of graph.nodeNames) {
@@ -54,6 +56,20 @@ export function policyNotes(node: GraphNode): string[] {
     node.onParamsChange === 'Rerun' ? 'reruns on params change' : undefined,
   ];
   return notes.filter((note) => note !== undefined);
+}
+
+/**
+ * What a node makes: the objects of its lifetime, of the spans starting there (until their end) and,
+ * on the entry node, the graph's own (they live as long as the CR).
+ */
+export function objectNotes(graph: Graph, node: string): string[] {
+  return graph.objects.flatMap(({ kind, name, lifetime }) => {
+    // Not <cr>: Mermaid reads angle brackets as HTML.
+    const made = `makes ${kind} ${objectName('{cr}', name)}`;
+    if (lifetime.kind === 'graph') return node === graph.entry ? [`${made} for the graph`] : [];
+    if (lifetime.kind === 'node') return lifetime.node === node ? [made] : [];
+    return lifetime.from === node ? [`${made} until ${lifetime.until}`] : [];
+  });
 }
 
 /** What a node whose deadline has no edge says of it: it stalls then. */

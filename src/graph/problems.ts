@@ -30,7 +30,13 @@ export type GraphProblemCode =
   | 'deadline-on-entry'
   | 'deadline-on-leaf'
   | 'invalid-params'
-  | 'params-conflict';
+  | 'params-conflict'
+  | 'invalid-object'
+  | 'duplicate-object-id'
+  | 'duplicate-object'
+  | 'cluster-scoped-object'
+  | 'unknown-object-node'
+  | 'unreachable-span';
 
 /** One thing wrong with a graph definition. `path` locates it in the plain-data form. */
 export interface GraphProblem {

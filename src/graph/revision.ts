@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.ts';
 import type { ParamsDeclaration } from './params.ts';
+import type { ObjectData } from './schema.ts';
 import type { CancelPolicy, ResolvedNode } from './validate.ts';
 
 /** The digits of a revision: 64 bits of sha256, plenty to tell a kind's revisions apart, short enough to read. */
@@ -11,7 +12,7 @@ const REVISION_HEX_DIGITS = 16;
  * defaults filled in). Descriptions, `formerly`, migrations and earlier revisions are left out: they
  * change no CR's course, so editing them makes no new revision.
  */
-export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[], params: ParamsDeclaration | undefined): string {
+export function graphRevision(name: string, entry: string, nodes: readonly ResolvedNode[], params: ParamsDeclaration | undefined, objects: readonly ObjectData[] = []): string {
   const behaviour = [...nodes]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((n) => [
@@ -26,7 +27,9 @@ export function graphRevision(name: string, entry: string, nodes: readonly Resol
       // Parameters (what the CRD holds and an action gets) and their policy, likewise only when declared.
       ...(n.params === undefined && n.onParamsChange === 'NextTransition' ? [] : [[canonicalJson(n.params?.schema ?? null), n.onParamsChange]]),
     ]);
-  const text = JSON.stringify([name, entry, behaviour, ...(params === undefined ? [] : [canonicalJson(params.schema)])]);
+  // Objects (as data: their functions are code), likewise only when declared, in the graph's order (the order deletion goes by).
+  const made = objects.length === 0 ? [] : [['objects', canonicalJson(objects)]];
+  const text = JSON.stringify([name, entry, behaviour, ...(params === undefined ? [] : [canonicalJson(params.schema)]), ...made]);
   return createHash('sha256').update(text).digest('hex').slice(0, REVISION_HEX_DIGITS);
 }
 

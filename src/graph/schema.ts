@@ -37,6 +37,23 @@ export const migrationsSchema = z.strictObject({
   removed: z.record(z.string(), removedNodeSchema).optional(),
 });
 
+/**
+ * An object the graph makes (see objects.ts): its functions (`render`, `ready`) stay code, so a graph
+ * as plain data carries the rest; in code they pass through here to be checked.
+ */
+export const objectDataSchema = z.strictObject({
+  id: z.string(),
+  apiVersion: z.string(),
+  kind: z.string(),
+  /** The object is named `<CR name>-<name>`; without it, as the CR. */
+  name: z.string().optional(),
+  /** A node, or a span `{ from, until }`; absent: the graph's lifetime. */
+  during: z.union([z.string(), z.strictObject({ from: z.string(), until: z.string() })]).optional(),
+  deletion: z.enum(['Delete', 'Keep']).optional(),
+  render: z.unknown().optional(),
+  ready: z.unknown().optional(),
+});
+
 export const nodeDataSchema = z.strictObject({ name: z.string(), ...nodeBody });
 
 export const graphDataSchema = z
@@ -53,12 +70,17 @@ export const graphDataSchema = z
     migrations: migrationsSchema.optional(),
     /** The parameters every node's action gets (spec.params): a zod 4 object schema, or as plain data the JSON Schema it becomes. */
     params: z.unknown().optional(),
+    /** The Kubernetes objects the graph makes, in order of declaration. */
+    objects: z.array(objectDataSchema).optional(),
     /** Earlier revisions still served (each a graph of the same name, as plain data), newest first. */
     previous: z.array(z.unknown()).optional(),
   });
 
 /** One node as plain data. `children` are in priority order, the last being the default child. */
 export type NodeData = z.output<typeof nodeDataSchema>;
+
+/** One object declaration as plain data; `render` and `ready` are only ever set in code. */
+export type ObjectData = z.output<typeof objectDataSchema>;
 
 export type MigrationsData = z.output<typeof migrationsSchema>;
 

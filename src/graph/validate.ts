@@ -1,8 +1,10 @@
 import { parseDuration } from './duration.ts';
 import { checkMigrations } from './migrations.ts';
 import { checkParamsConflicts, readParams, type ParamsChangePolicy, type ParamsDeclaration } from './params.ts';
+import { resolveObjects, type GraphObject } from './objects.ts';
 import { conditionTypeProblem, nodeConditionType, RESERVED_NAMES } from './names.ts';
 import type { GraphProblem } from './problems.ts';
+import { reach } from './reach.ts';
 import type { GraphData } from './schema.ts';
 
 /** A node once validated: `children` in effective priority order (triggers first, default last). */
@@ -58,7 +60,7 @@ export function cancelNote(policy: CancelPolicy): string | undefined {
 export const DEFAULT_RETRY_BACKOFF_MS = 1_000;
 
 export type Resolution =
-  | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[]; readonly params: ParamsDeclaration | undefined }
+  | { readonly ok: true; readonly entry: string; readonly nodes: readonly ResolvedNode[]; readonly params: ParamsDeclaration | undefined; readonly objects: readonly GraphObject[] }
   | { readonly ok: false; readonly problems: readonly GraphProblem[] };
 
 /**
@@ -154,12 +156,14 @@ export function resolveGraph(data: GraphData, previous: readonly { revision: str
   // A loop of default children that reaches no leaf at all is a trap, already reported.
   checkPolicies(data, entry, isLeaf, report, !problems.some((p) => p.code === 'trap'));
   const params = resolveParams(data, entry, isLeaf, report);
+  const objects = resolveObjects(data, index, edges, report);
 
   if (problems.length > 0 || entry === undefined) return { ok: false, problems };
   return {
     ok: true,
     entry: data.nodes[entry]?.name ?? '',
     params: params.get(undefined),
+    objects,
     nodes: data.nodes.map((node, i) => ({
       name: node.name,
       description: node.description ?? '',
@@ -315,18 +319,4 @@ function findEntry(
     report('several-entries', undefined, ['entry'], `several entry nodes (${names}): no node points to them; name the entry with "entry"`);
   }
   return undefined;
-}
-
-function reach(starts: readonly number[], next: (i: number) => readonly number[]): Set<number> {
-  const seen = new Set(starts);
-  const queue = [...starts];
-  for (let head = 0; head < queue.length; head++) {
-    for (const n of next(queue[head] ?? -1)) {
-      if (!seen.has(n)) {
-        seen.add(n);
-        queue.push(n);
-      }
-    }
-  }
-  return seen;
 }

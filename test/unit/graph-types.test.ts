@@ -1,5 +1,7 @@
 // Type-level checks: `npx tsc --noEmit` fails if any @ts-expect-error below stops being an error.
+import type { V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import { expect, test } from 'vitest';
+import { z } from 'zod';
 import { databaseGraph } from '../../graphs/database.ts';
 import { defineGraph, GraphDefinitionError, type StateOf } from '../../src/graph/index.ts';
 import { decide } from '../../src/machine/index.ts';
@@ -55,4 +57,34 @@ test('a misspelt deadline edge is a compile error (and a runtime one), and the n
   const graph = defineGraph({ name: 'ok', entry: 'Start', nodes: { Start: { children: ['Waiting'] }, Waiting: { children: ['End'], deadline: { after: '1m', then: 'End' } }, End: {} } });
   const then: 'Start' | 'Waiting' | 'End' | undefined = graph.node('Waiting').deadline?.then;
   expect(then).toBe('End');
+});
+
+test('objects: a lifetime names nodes of the graph, render gets the graph\'s params typed and returns an object', () => {
+  const base = { name: 'objects', entry: 'Start', params: z.object({ image: z.string() }), nodes: { Start: { children: ['End'] }, End: {} } } as const;
+  const graph = defineGraph({
+    ...base,
+    objects: [
+      {
+        id: 'config',
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        render: ({ params, node }): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', data: { image: params.image, node } }),
+      },
+      {
+        id: 'job',
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        during: { from: 'Start', until: 'End' },
+        ready: (job: V1Job) => job.status?.succeeded === 1,
+        render: (): V1Job => ({ apiVersion: 'batch/v1', kind: 'Job' }),
+      },
+    ],
+  });
+  expect(graph.objects.map((o) => o.id)).toEqual(['config', 'job']);
+  // @ts-expect-error 'Ned' is not a node of the graph
+  expect(() => defineGraph({ ...base, objects: [{ id: 'a', apiVersion: 'v1', kind: 'ConfigMap', during: 'Ned', render: () => ({}) }] })).toThrow(GraphDefinitionError);
+  // @ts-expect-error the graph's params have no 'tag'
+  expect(defineGraph({ ...base, objects: [{ id: 'a', apiVersion: 'v1', kind: 'ConfigMap', render: ({ params }) => ({ kind: params.tag }) }] }).objects).toHaveLength(1);
+  // @ts-expect-error render returns a Kubernetes object
+  expect(defineGraph({ ...base, objects: [{ id: 'a', apiVersion: 'v1', kind: 'ConfigMap', render: () => 3 }] }).objects).toHaveLength(1);
 });

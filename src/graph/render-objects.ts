@@ -1,0 +1,114 @@
+// What a CR's objects are at a node: the graph's render functions called for every declaration
+// whose lifetime holds that node, what they return checked against the declaration, and okt's
+// labels and owner reference stamped on. Pure: no API call (applying them is the operator's part).
+import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
+import { graphParams, type Graph } from './graph.ts';
+import { livesAt, objectName, type GraphObject, type OwnerMetadata } from './objects.ts';
+
+/** The labels okt puts on every object it makes: the inventory selects by them. */
+export const OBJECT_LABELS = {
+  /** The uid of the CR that owns it. */
+  ownerUid: 'okt.dev/owner-uid',
+  /** The declaration's id. */
+  objectId: 'okt.dev/object-id',
+  /** The graph's name. */
+  graph: 'okt.dev/graph',
+} as const;
+
+/** The CR the objects belong to, as the API returns it (only what rendering reads). */
+export interface ObjectOwner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: OwnerMetadata;
+  readonly spec?: { readonly params?: Record<string, unknown> };
+}
+
+/** One object to exist while the CR is at the node: its declaration and the object, labelled and owned. */
+export interface RenderedObject {
+  readonly declaration: GraphObject;
+  readonly object: KubernetesObject;
+}
+
+/** Why an object could not be rendered: its declaration's id (undefined: the CR's spec.params) and what is wrong. */
+export interface ObjectRenderProblem {
+  readonly id: string | undefined;
+  readonly message: string;
+}
+
+export interface ObjectRendering {
+  /** In order of declaration; only the declarations that rendered without a problem. */
+  readonly objects: readonly RenderedObject[];
+  readonly problems: readonly ObjectRenderProblem[];
+}
+
+/** The declarations whose lifetime holds `node`, in order of declaration. */
+export function objectsAt(graph: Graph<string>, node: string): GraphObject[] {
+  graph.node(node); // an unknown node is the caller's mistake: a RangeError naming it
+  return graph.objects.filter((object) => livesAt(object.lifetime, node));
+}
+
+/**
+ * The objects a CR should have at node `at`, every problem at once: a render that throws or returns
+ * what its declaration does not say (another apiVersion, kind or name, a namespace not the CR's, a
+ * controller other than the CR), no render function (a graph loaded from data), or spec.params the
+ * graph's params refuse (then nothing is rendered).
+ */
+export function renderObjects(graph: Graph<string>, owner: ObjectOwner, at: string): ObjectRendering {
+  const declarations = objectsAt(graph, at);
+  if (declarations.length === 0) return { objects: [], problems: [] };
+  const checked = graphParams(graph, owner.spec?.params);
+  if (checked !== undefined && !checked.ok) {
+    return { objects: [], problems: checked.problems.map((p) => ({ id: undefined, message: `${p.field}: ${p.reason}` })) };
+  }
+  const params = checked?.params ?? {};
+  const objects: RenderedObject[] = [];
+  const problems: ObjectRenderProblem[] = [];
+  for (const declaration of declarations) {
+    const result = renderOne(graph, declaration, owner, at, params);
+    if (typeof result === 'string') problems.push({ id: declaration.id, message: `object "${declaration.id}": ${result}` });
+    else objects.push({ declaration, object: result });
+  }
+  return { objects, problems };
+}
+
+/** The object, labelled and owned; or what is wrong with what the render returned. */
+function renderOne(graph: Graph<string>, declaration: GraphObject, owner: ObjectOwner, at: string, params: Record<string, unknown>): KubernetesObject | string {
+  if (declaration.render === undefined) return 'has no render function (a graph loaded from data: the functions stay in its module)';
+  const { name: ownerName, namespace, uid } = owner.metadata;
+  const name = objectName(ownerName, declaration.name);
+  let returned: unknown;
+  try {
+    // A copy of the parameters: a render that changes them changes no other render.
+    returned = declaration.render({ metadata: owner.metadata, params: structuredClone(params), node: at, name, namespace });
+  } catch (error) {
+    return `render threw: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (typeof returned !== 'object' || returned === null || Array.isArray(returned)) return 'render returned no object';
+  let object: KubernetesObject;
+  try {
+    // Plain data, never the render's own value: what it shares with other calls stays untouched.
+    object = structuredClone(returned) as KubernetesObject;
+  } catch (error) {
+    return `render returned what is not plain data (${error instanceof Error ? error.message : String(error)})`;
+  }
+  const wrong: string[] = [];
+  if (object.apiVersion !== declaration.apiVersion) wrong.push(`apiVersion is ${JSON.stringify(object.apiVersion)}, declared "${declaration.apiVersion}"`);
+  if (object.kind !== declaration.kind) wrong.push(`kind is ${JSON.stringify(object.kind)}, declared "${declaration.kind}"`);
+  const metadata = object.metadata ?? {};
+  if (metadata.name !== undefined && metadata.name !== name) wrong.push(`metadata.name is "${metadata.name}", declared "${name}" (leave it out to get it)`);
+  if (metadata.namespace !== undefined && metadata.namespace !== namespace) wrong.push(`metadata.namespace is "${metadata.namespace}", not the CR's "${namespace}" (leave it out to get it)`);
+  const controller = (metadata.ownerReferences ?? []).find((ref) => ref.controller === true);
+  if (controller !== undefined) wrong.push(`metadata.ownerReferences names a controller (${controller.kind} "${controller.name}"): the CR is its controller`);
+  if (wrong.length > 0) return wrong.join('; ');
+  // No blockOwnerDeletion: okt orders deletion itself (its finalizer), and setting it needs a permission on the CR's finalizers.
+  const ownerReference: V1OwnerReference = { apiVersion: owner.apiVersion, kind: owner.kind, name: ownerName, uid, controller: true };
+  object.metadata = {
+    ...metadata,
+    name,
+    namespace,
+    // okt's labels win over the render's: the inventory relies on them.
+    labels: { ...metadata.labels, [OBJECT_LABELS.ownerUid]: uid, [OBJECT_LABELS.objectId]: declaration.id, [OBJECT_LABELS.graph]: graph.name },
+    ownerReferences: [...(metadata.ownerReferences ?? []), ownerReference],
+  };
+  return object;
+}
