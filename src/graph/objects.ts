@@ -99,7 +99,7 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 /** A DNS label: what a name suffix must be (the name is `<CR name>-<suffix>`). */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** A label value: what an id must be, since it labels the object. */
-export const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
 const MAX_LABEL = 63;
 
 /** The API group of an apiVersion: '' for the core group (`v1`). */
@@ -153,6 +153,10 @@ export function resolveObjects(data: GraphData, index: ReadonlyMap<string, numbe
     const shown = object.name === undefined ? 'named as the CR' : `named "<CR name>-${object.name}"`;
     if (first !== undefined) report('duplicate-object', undefined, where('name'), `${owner}: ${object.kind} ${shown} is also declared by object "${first}" (one object, two declarations)`);
     else identities.set(identity, object.id);
+    const lifetime = resolveLifetime(data, object, index, edges, parents, {
+      unknownNode: (path, message) => report('unknown-object-node', undefined, where('during', ...path), `${owner}: ${message}`),
+      unreachable: (message) => report('unreachable-span', undefined, where('during'), `${owner}: ${message}`),
+    });
     for (const fn of ['render', 'ready'] as const) {
       if (object[fn] !== undefined && typeof object[fn] !== 'function') report('invalid-object', undefined, where(fn), `${owner}: ${fn} is not a function`);
     }
@@ -161,7 +165,7 @@ export function resolveObjects(data: GraphData, index: ReadonlyMap<string, numbe
       apiVersion: object.apiVersion,
       kind: object.kind,
       name: object.name,
-      lifetime: resolveLifetime(data, object, index, edges, parents, (path, message) => report('unknown-object-node', undefined, where('during', ...path), `${owner}: ${message}`), (message) => report('unreachable-span', undefined, where('during'), `${owner}: ${message}`)),
+      lifetime,
       deletion: object.deletion ?? 'Delete',
       render: typeof object.render === 'function' ? (object.render as GraphObject['render']) : undefined,
       ready: typeof object.ready === 'function' ? (object.ready as GraphObject['ready']) : undefined,
@@ -180,8 +184,7 @@ function resolveLifetime(
   index: ReadonlyMap<string, number>,
   edges: readonly (readonly number[])[],
   parents: readonly (readonly number[])[],
-  unknownNode: (path: PropertyKey[], message: string) => void,
-  unreachable: (message: string) => void,
+  { unknownNode, unreachable }: { unknownNode: (path: PropertyKey[], message: string) => void; unreachable: (message: string) => void },
 ): ResolvedLifetime {
   const during = object.during;
   if (during === undefined) return { kind: 'graph' };

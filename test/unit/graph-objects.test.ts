@@ -20,7 +20,9 @@ import { describeValid } from '../../src/cli/graph.ts';
 import { formatGraphDiff } from '../../src/cli/graph-diff.ts';
 import { NO_COLORS } from '../../src/cli/output.ts';
 import { generateCrd, publishedGraph } from '../../src/kube/crd.ts';
+import { loadGraphFile } from '../../src/cli/graph-module.ts';
 import { problemsOf } from '../fixtures/graph-problems.ts';
+import { tempFiles } from '../fixtures/temp-files.ts';
 
 const nodes = {
   Start: { children: ['Running'] },
@@ -178,6 +180,25 @@ describe('declaring objects', () => {
       '- object backup: Job <cr>-backup (batch/v1) during Servicing',
     ]);
     expect(diffGraphs(before, loadGraph(data)).same).toBe(true);
+  });
+});
+
+describe('a graph file (YAML) declares its objects without functions', () => {
+  const { file } = tempFiles('okt-graph-objects-');
+  const yaml = (objects: string) => `name: app\nentry: Start\nnodes:\n  Start: { children: [Running] }\n  Running: { children: [End] }\n  End: {}\nobjects:\n${objects}`;
+
+  test('loaded, listed by okt graph validate', async () => {
+    const loaded = await loadGraphFile(file('app.yaml', yaml('  - { id: data, apiVersion: v1, kind: PersistentVolumeClaim, name: data, deletion: Keep }\n  - { id: job, apiVersion: batch/v1, kind: Job, name: job, during: Running }\n')));
+    expect(describeValid(loaded).split('\n').slice(1)).toEqual(['  object data: PersistentVolumeClaim <cr>-data (v1) for the graph, kept', '  object job: Job <cr>-job (batch/v1) during Running']);
+  });
+
+  test('every problem named, one line each', async () => {
+    const error = await loadGraphFile(file('bad.yaml', yaml('  - { id: ns, apiVersion: v1, kind: Namespace }\n  - { id: job, apiVersion: batch/v1, kind: Job, during: Nowhere, render: yes }\n'))).catch((e: unknown) => e as Error);
+    expect((error as Error).message.split('\n').filter((line) => line.startsWith('- '))).toEqual([
+      '- object "ns": Namespace is cluster-scoped; a graph\'s objects live in the CR\'s namespace',
+      '- object "job": during "Nowhere" is not a node of the graph',
+      '- object "job": render is not a function',
+    ]);
   });
 });
 
