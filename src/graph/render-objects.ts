@@ -78,8 +78,8 @@ function renderOne(graph: Graph<string>, declaration: GraphObject, owner: Object
   const name = objectName(ownerName, declaration.name);
   let returned: unknown;
   try {
-    // A copy of the parameters: a render that changes them changes no other render.
-    returned = declaration.render({ metadata: owner.metadata, params: structuredClone(params), node: at, name, namespace });
+    // Copies: a render that changes the CR's metadata or its parameters changes no other render.
+    returned = declaration.render({ metadata: structuredClone(owner.metadata), params: structuredClone(params), node: at, name, namespace });
   } catch (error) {
     return `render threw: ${error instanceof Error ? error.message : String(error)}`;
   }

@@ -334,12 +334,13 @@ describe('renderObjects', () => {
       params: z.object({ list: z.array(z.string()).default([]) }),
       nodes: { Start: { children: ['End'] }, End: {} },
       objects: [
-        { id: 'a', apiVersion: 'v1', kind: 'ConfigMap', name: 'a', render: ({ params }) => (params.list.push('x'), shared) },
-        { id: 'b', apiVersion: 'v1', kind: 'ConfigMap', name: 'b', render: ({ params }): V1ConfigMap => ({ ...shared, data: { n: String(params.list.length) } }) },
+        { id: 'a', apiVersion: 'v1', kind: 'ConfigMap', name: 'a', render: ({ params, metadata }) => (params.list.push('x'), ((metadata as { name: string }).name = 'changed'), shared) },
+        { id: 'b', apiVersion: 'v1', kind: 'ConfigMap', name: 'b', render: ({ params, metadata }): V1ConfigMap => ({ ...shared, data: { n: String(params.list.length), owner: metadata.name } }) },
       ],
     });
     const { objects } = renderObjects(graph, owner, 'Start');
-    expect((objects[1]?.object as V1ConfigMap).data).toEqual({ n: '0' });
+    expect((objects[1]?.object as V1ConfigMap).data).toEqual({ n: '0', owner: 'db' });
+    expect(owner.metadata.name).toBe('db');
     expect(shared).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } });
   });
 
