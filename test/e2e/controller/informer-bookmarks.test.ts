@@ -22,6 +22,13 @@ afterAll(async () => {
   await transport?.close();
 });
 
+/**
+ * Each watch asks to end after this long. The server's bookmark is due 2 s before that end, counted
+ * from the request's start: a watch registered later than that (a loaded 2-core machine, the whole e2e
+ * suite beside it: seen with 3 s) gets none, so the watch is long enough to leave room.
+ */
+const WATCH_SECONDS = 6;
+
 /** kube-apiserver's resourceVersions are etcd revisions: comparable as numbers on this server (clients must not rely on it). */
 const revision = (resourceVersion: string) => BigInt(resourceVersion);
 
@@ -32,7 +39,7 @@ describe('Informer and watch bookmarks (Kubernetes 1.37.2: a bookmark 2 s before
     await transport.create(resource, watched, gadget(group, watched, 'quiet'));
     // A transport of its own, to count the informer's requests alone.
     const own = await KubeTransport.fromKubeConfig(kc);
-    const informer = new Informer<Gadget>({ transport: own, resource, namespace: watched, logger: quiet, watchTimeoutSeconds: 3, watchIdleTimeoutMs: 10_000 });
+    const informer = new Informer<Gadget>({ transport: own, resource, namespace: watched, logger: quiet, watchTimeoutSeconds: WATCH_SECONDS, watchIdleTimeoutMs: 20_000 });
     const seen: string[] = [];
     informer.addHandler({ onAdd: (o) => seen.push(`add ${o.metadata.name}`), onChange: (o) => seen.push(`change ${o.metadata.name}`), onDelete: (o) => seen.push(`delete ${o.metadata.name}`) });
     informer.start();
@@ -40,13 +47,13 @@ describe('Informer and watch bookmarks (Kubernetes 1.37.2: a bookmark 2 s before
       await informer.waitForSync();
       const listed = informer.resourceVersion;
       // Without bookmarks, a watch of the quiet namespace from the same point hears nothing of what follows.
-      const unbookmarked = collect(own.watch<Gadget>(resource, { namespace: watched, resourceVersion: listed, allowWatchBookmarks: false, timeoutSeconds: 3 }));
+      const unbookmarked = collect(own.watch<Gadget>(resource, { namespace: watched, resourceVersion: listed, allowWatchBookmarks: false, timeoutSeconds: WATCH_SECONDS }));
 
       let last = '';
       for (let i = 0; i < 100; i++) last = (await transport.create(resource, busy, gadget(group, busy, `busy-${i}`))).metadata.resourceVersion ?? '';
-      await waitFor('a bookmark to carry the informer past the writes it does not watch', async () => (revision(informer.resourceVersion) >= revision(last) ? true : undefined), 15_000, 50);
+      await waitFor('a bookmark to carry the informer past the writes it does not watch', async () => (revision(informer.resourceVersion) >= revision(last) ? true : undefined), 40_000, 50);
       const renewals = informer.stats.watches;
-      await waitFor('two more renewals of the watch', async () => (informer.stats.watches >= renewals + 2 ? true : undefined), 15_000, 50);
+      await waitFor('two more renewals of the watch', async () => (informer.stats.watches >= renewals + 2 ? true : undefined), 40_000, 50);
 
       expect(await unbookmarked, 'a watch without bookmarks: nothing, so its resume point stays where it was').toEqual([]);
       expect(seen).toEqual(['add quiet']);
