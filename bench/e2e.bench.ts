@@ -968,11 +968,12 @@ const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
 function medianRound<T extends { perSecond: number }>(rounds: readonly T[]): T {
   const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
   const median = sorted[Math.floor(sorted.length / 2)];
-  if (median === undefined) throw new Error('OKT_BENCH_E2E_ROUNDS must be at least 1');
+  if (median === undefined) throw new Error('no round to take the median of');
   return median;
 }
 
 export async function run(): Promise<Record<string, number>> {
+  if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`OKT_BENCH_E2E_ROUNDS must be a whole number of at least 1, not ${JSON.stringify(process.env.OKT_BENCH_E2E_ROUNDS)}`);
   // 8. The peers are built (minutes on a cold Go build cache, once) before anything runs, so the build does not load the walks.
   const peerBinaries = new Map<Peer, string>();
   for (const peer of [CLIENT_GO_PEER, CONTROLLER_RUNTIME_PEER]) {
