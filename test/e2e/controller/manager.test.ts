@@ -87,7 +87,11 @@ describe('Manager: informer + controller + health server', () => {
     await two.manager.start();
     try {
       await two.informer.waitForSync();
-      const readyTwo = JSON.parse((await fetchText(two.manager.healthPort as number, '/readyz')).body) as Record<string, unknown>;
+      // two's first read of the Lease runs beside its informer's list, not before it: wait for that read.
+      const readyTwo = await waitFor('two to see who leads', async () => {
+        const report = JSON.parse((await fetchText(two.manager.healthPort as number, '/readyz')).body) as Record<string, unknown>;
+        return report.currentLeader ? report : undefined;
+      }, 10_000, 20);
       expect(readyTwo).toMatchObject({ ready: true, leaderElection: true, leader: false, identity: 'two', currentLeader: 'one' });
 
       await one.manager.stop();
