@@ -31,7 +31,7 @@ test("a CR at rest: okt's writes are managed by `okt`, and its status is one fie
   const okt = entries.filter((e) => e.manager === 'okt');
   const version = e2eKubernetesVersion();
   if (compareVersions(version, '1.22.0') >= 0) {
-    // Kubernetes 1.37.2 (servers from 1.22 on, whose entries have `subresource`): okt's writes to /status
+    // Kubernetes 1.35.4 and 1.37.2 (servers from 1.22 on, whose entries have `subresource`): okt's writes to /status
     // are an entry of their own, its finalizer and shard label another.
     expect(okt.map((e) => [e.subresource ?? '', Object.keys(e.fieldsV1)])).toEqual([['', ['f:metadata']], ['status', ['f:status']]]);
   } else {

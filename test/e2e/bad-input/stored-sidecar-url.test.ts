@@ -105,7 +105,7 @@ describe('sidecar URLs okt never calls', () => {
     const restartedAt = logLines.length;
     operator = await runOperator();
     if (compareVersions(e2eKubernetesVersion(), '1.30.0') >= 0) {
-      // Kubernetes 1.37.2 (servers from 1.30 on ratchet CRD validation): a write that leaves the refused
+      // Kubernetes 1.35.4 and 1.37.2 (servers from 1.30 on ratchet CRD validation): a write that leaves the refused
       // field as it was is taken, so the unseen CR gets the stored ones' condition, naming the field.
       const unseen = await waitForObject(api, namespace, 'unseen', 'SidecarNotAllowed', notAllowed);
       expect(conditionOf(unseen, 'Stalled')?.message).toContain('spec.sidecar.url');
