@@ -129,4 +129,15 @@ describe.concurrent('okt cluster --kubernetes', { timeout: 60_000 }, () => {
     const done = await okt(['cluster', 'provision'], { env: { ...env, OKT_KUBERNETES_VERSION: '1.19' } });
     expect(done).toMatchObject({ code: 1, stderr: `okt cluster: OKT_KUBERNETES_VERSION: okt cannot provision Kubernetes 1.19; it provisions ${provisioned}\n` });
   });
+
+  it('provisions 1.35, the oldest release okt claims, as a control plane alone: --node is refused in one line, before building anything', async () => {
+    for (const command of ['provision', 'up']) {
+      const done = await okt(['cluster', command, '--kubernetes', '1.35', '--node'], { env });
+      expect(done).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: 'okt cluster: Kubernetes 1.35.4 is provisioned as a control plane alone (its k8s/v1.35.4/tools.go names no node commands); a node (--node) runs 1.37.2\n',
+      });
+    }
+  });
 });
