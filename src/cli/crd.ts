@@ -32,7 +32,7 @@ export function crdCommand(): Command {
         const names = crdNamesFromFlags(flags);
         const { graph } = await loadGraphFile(file, { exportName: flags.export });
         const documents: unknown[] = [generateCrd(graph, names)];
-        if (flags.rbac) documents.push(...generateRbac(names, { namespace: flags.namespace, readSecrets: flags.readSecrets }));
+        if (flags.rbac) documents.push(...generateRbac(names, { namespace: flags.namespace, readSecrets: flags.readSecrets, objectKinds: graph.objects }));
         process.stdout.write(toYamlDocuments(documents));
       }),
     );

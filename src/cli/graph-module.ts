@@ -114,7 +114,13 @@ function pickGraph(file: string, module: Record<string, unknown>, exportName: st
 
 /** The same graph made by this copy of the engine (the planner needs its own tables). */
 function asEngineGraph(graph: Graph): Graph {
-  return loadGraph(graph.toData());
+  const data = graph.toData();
+  // The objects' functions stay code, out of the data: the copy takes them back, by id.
+  const objects = data.objects?.map((object) => {
+    const declared = graph.objects.find((o) => o.id === object.id);
+    return { ...object, ...(declared?.render === undefined ? {} : { render: declared.render }), ...(declared?.ready === undefined ? {} : { ready: declared.ready }) };
+  });
+  return loadGraph(objects === undefined ? data : { ...data, objects });
 }
 
 function firstLine(text: string): string {

@@ -18,8 +18,11 @@ export const KSTATUS_CONDITION_TYPES: readonly string[] = ['Ready', 'Reconciling
 /** The condition okt writes while its cycle brake holds a CR: which cycle, how often it turned, when its action starts (docs/operator.md#the-cycle-brake). */
 export const CYCLE_BRAKE_CONDITION = 'CycleBrake';
 
+/** The condition okt writes about the objects the graph makes at the CR's node: applied, or which one failed and why. */
+export const OBJECTS_CONDITION = 'ObjectsApplied';
+
 /** Every condition type okt writes besides the node conditions. */
-export const OWN_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION];
+export const OWN_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, OBJECTS_CONDITION];
 
 /** Where a node's condition goes when its name is one of okt's own condition types. */
 export const NODE_CONDITION_PREFIX = 'node.okt.dev/';

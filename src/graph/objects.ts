@@ -43,7 +43,7 @@ export interface ObjectDeclaration<S extends string = string, P = Record<string,
   readonly name?: string;
   /** A node (the object exists while the CR is at it) or a span `{ from, until }`; absent: the graph's lifetime (as long as the CR). */
   readonly during?: ObjectLifetime<S>;
-  /** 'Delete' (default) or 'Keep' (left in place, its owner reference and all, when its lifetime ends). */
+  /** 'Delete' (default) or 'Keep' (left in place when its lifetime ends or the CR goes, without the CR's owner reference, so it outlives the CR). */
   readonly deletion?: ObjectDeletionPolicy;
   /** Readiness of the live object, instead of kstatus's. A method, so that `ready(job: V1Job)` fits. */
   ready?(live: KubernetesObject): boolean;

@@ -141,6 +141,20 @@ export const cycleBrakeStatusSchema = z.object({
 });
 export type CycleBrakeStatus = z.infer<typeof cycleBrakeStatusSchema>;
 
+/**
+ * One object okt made for the CR (the inventory, status.objects): recorded before the object is first
+ * created, so an operator stopped between the two finds it again. `hash`: of the object as last
+ * applied (absent: recorded, not applied yet); the same render is not applied again.
+ */
+export const inventoryEntrySchema = z.object({
+  id: z.string().min(1),
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  name: z.string().min(1),
+  hash: z.string().optional(),
+});
+export type InventoryEntry = z.infer<typeof inventoryEntrySchema>;
+
 export const lifecycleStatusSchema = z.object({
   state: z.string().min(1),
   /** The revision of the graph the resource is on: written with every status write. */
@@ -161,6 +175,8 @@ export const lifecycleStatusSchema = z.object({
   /** The sidecar epoch observedSequence counts in: another epoch restarts the count. */
   observedEpoch: z.string().optional(),
   cycleBrake: cycleBrakeStatusSchema.optional(),
+  /** The objects the graph declares that okt made for this CR and has not deleted (absent, as in a status of an earlier okt: none). */
+  objects: z.array(inventoryEntrySchema).optional(),
   conditions: z.array(conditionSchema),
 });
 export type LifecycleStatus = z.infer<typeof lifecycleStatusSchema>;

@@ -1,4 +1,5 @@
 import { resolveCrdNames, type CrdNames } from './crd.ts';
+import { kindResource } from './transport/resource.ts';
 
 export interface OperatorRbacOptions {
   /** The namespace the operator runs in: its ServiceAccount and its leader-election Lease live there. */
@@ -17,6 +18,8 @@ export interface OperatorRbacOptions {
   readSecrets?: boolean;
   /** The one namespace the operator watches (`okt run --namespace`): the Secret read is namespaced there. */
   watchNamespace?: string;
+  /** The kinds of the objects the graphs make (their `objects`): the operator applies, reads and deletes those, and no others. */
+  objectKinds?: readonly { apiVersion: string; kind: string }[];
 }
 
 /** The kinds of one operator's CRDs: `database`, or `database-reconciliation` for several. */
@@ -33,7 +36,7 @@ export function operatorName(kinds: CrdNames | readonly CrdNames[]): string {
  * Least-privilege RBAC for the operator of one CRD, or of several: a ServiceAccount; a ClusterRole on
  * the custom resources (they may live in any namespace), their status and finalizers; a Role on the
  * one Lease of leader election in the operator's namespace; `get` on namespaces (a teardown); and the
- * two bindings. Nothing else: the operator emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
+ * two bindings; and, for the objects the graphs make, their kinds (objectRules). Nothing else: the operator emits its events as CloudEvents (to the sink, from status.outbox), not as Kubernetes Events.
  */
 export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: OperatorRbacOptions): Record<string, unknown>[] {
   const name = options.name ?? operatorName(kinds);
@@ -56,6 +59,7 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
     // Whether a deleted CR's namespace is terminating, read only while its sidecar does not answer: a
     // namespace teardown that took the sidecar with it must not hold the CR (and the namespace) for ever.
     { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+    ...objectRules(options.objectKinds ?? []),
   ];
   const secretsInOneNamespace = options.readSecrets === true && options.watchNamespace !== undefined;
   if (options.readSecrets === true && !secretsInOneNamespace) rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
@@ -89,6 +93,20 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
     },
     ...secretRole,
   ];
+}
+
+/**
+ * The rules for the objects the graphs make, one per API group (naming only its plurals): server-side
+ * apply (`patch`, and `create` for an object it makes), `delete` (a prune, the end of the deletion path),
+ * `get` and `patch` (a kept object losing the CR's owner reference).
+ */
+function objectRules(kinds: readonly { apiVersion: string; kind: string }[]): Record<string, unknown>[] {
+  const pluralsByGroup = new Map<string, Set<string>>();
+  for (const { apiVersion, kind } of kinds) {
+    const { group, plural } = kindResource(apiVersion, kind);
+    pluralsByGroup.set(group, (pluralsByGroup.get(group) ?? new Set()).add(plural));
+  }
+  return [...pluralsByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals].sort(), verbs: ['get', 'create', 'patch', 'delete'] }));
 }
 
 /** `get` on Secrets in the one watched namespace: CRs name their token Secret there (spec.sidecar.tokenSecretRef). */

@@ -27,6 +27,8 @@ import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
+import { applyNodeObjects } from './objects/apply.ts';
+import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
 import { unreadable } from './status/conditions.ts';
 import {
   createLifecycleModel,
@@ -116,6 +118,9 @@ export interface LifecycleControllerOptions {
 }
 
 type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
+
+/** How soon the end of a deletion path looks again at an object it deleted that a finalizer still holds. */
+const OBJECTS_GONE_POLL_MS = 1_000;
 
 /**
  * The lifecycle controller of one graph: an informer on its CRs and a controller whose reconcile
@@ -321,6 +326,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
+    if (effects.finish === undefined) obj = await this.#applyNodeObjects(obj);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -351,6 +357,7 @@ export class LifecycleController {
     const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
     if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
     if (effects.finish === 'removeFinalizer') {
+      if (!(await this.#objectsGone(obj))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
       await this.#patchMetadata(obj, { finalizers: finalizersReleased(obj.metadata) });
       logReleased(obj.status as LifecycleStatus | undefined, ctx.log);
     } else if (effects.finish === 'delete') {
@@ -363,6 +370,37 @@ export class LifecycleController {
     // A requeue (a deadline's, say) never postpones the safety look a poll promises.
     const waits = [effects.requeueAfterMs, effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined].filter((ms) => ms !== undefined);
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
+  }
+
+  /** The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it starts finds them applied. */
+  async #applyNodeObjects(obj: LifecycleObject): Promise<LifecycleObject> {
+    const status = parseStatus(obj.status);
+    const { name, namespace, uid } = obj.metadata;
+    if (status === undefined || 'invalid' in status || name === undefined || namespace === undefined || uid === undefined) return obj;
+    const io = {
+      graph: this.#model.graph,
+      transport: this.#options.transport,
+      now: new Date().toISOString(),
+      write: async (next: LifecycleStatus) => {
+        obj = await this.#writeStatus(obj, next);
+        return next;
+      },
+    };
+    // What a render sees of the CR (its objects' docs say so): no resourceVersion, nothing that changes with every write.
+    const { labels, annotations } = obj.metadata;
+    const metadata = { name, namespace, uid, ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };
+    const owner = { apiVersion: this.#apiVersion, kind: this.#options.resource.kind, metadata, spec: obj.spec as { params?: Record<string, unknown> } };
+    await applyNodeObjects(io, owner, status);
+    return obj;
+  }
+
+  /** At the end of the deletion path: every object in the inventory let go of (deleted in reverse order of declaration, or kept), and gone. */
+  async #objectsGone(obj: LifecycleObject): Promise<boolean> {
+    const status = parseStatus(obj.status);
+    const inventory = status !== undefined && !('invalid' in status) ? (status.objects ?? []) : [];
+    if (inventory.length === 0) return true;
+    const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
+    return letGo(this.#options.transport, this.#model.graph, owner, reverseDeclarationOrder(this.#model.graph, inventory));
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */

@@ -4,5 +4,5 @@ export { connectionFromKubeConfig } from './connection.ts';
 export type { ConnectionSettings } from './connection.ts';
 export { KubeApiError, WatchIdleError, isKubeApiError, isConflict, isNotFound, isGone, isWatchIdle, parseStatus, permissionProblem, invalidStoredObjectProblem } from './errors.ts';
 export type { ApiStatus } from './errors.ts';
-export { LEASES, NAMESPACES, objectKey, splitKey, resourcePath } from './resource.ts';
+export { LEASES, NAMESPACES, kindResource, objectKey, splitKey, resourcePath } from './resource.ts';
 export type { ResourceRef, KubeObject, ObjectMeta, ObjectList, WatchEvent, WatchEventType } from './resource.ts';

@@ -73,3 +73,15 @@ export function resourcePath(res: ResourceRef, namespace?: string, name?: string
   if (subresource !== undefined) path += `/${subresource}`;
   return path;
 }
+
+/**
+ * The resource of a namespaced kind, its plural guessed as Kubernetes' own UnsafeGuessKindToResource
+ * does (`Ingress` -> `ingresses`, `NetworkPolicy` -> `networkpolicies`, `ConfigMap` -> `configmaps`):
+ * right for the built-in kinds; a CRD whose plural is not the guess is not addressed right (no discovery).
+ */
+export function kindResource(apiVersion: string, kind: string): ResourceRef {
+  const slash = apiVersion.indexOf('/');
+  const lower = kind.toLowerCase();
+  const plural = lower.endsWith('s') ? `${lower}es` : lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
+  return slash < 0 ? { group: '', version: apiVersion, plural } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), plural };
+}

@@ -1,0 +1,63 @@
+// The objects the graph makes at the CR's node, made so: rendered, recorded in the inventory
+// (status.objects) before any is first created, applied server-side (only those rendered otherwise
+// since their last apply), and, once every apply succeeded, those no longer wanted let go of.
+// Condition ObjectsApplied says how it went: a failed apply names the object and the API's message.
+import { isDeepStrictEqual } from 'node:util';
+import { OBJECTS_CONDITION, renderObjects, type Graph, type ObjectOwner } from '../../../graph/index.ts';
+import { setCondition } from '../../../kube/conditions.ts';
+import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
+import { isKubeApiError, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
+import { planObjects } from './inventory.ts';
+import { letGo } from './prune.ts';
+
+/** The reasons of condition ObjectsApplied. */
+export const OBJECTS_REASONS = { applied: 'Applied', applyFailed: 'ApplyFailed', renderFailed: 'RenderFailed' } as const;
+
+export interface NodeObjectsIo {
+  readonly graph: Graph;
+  readonly transport: KubeTransport;
+  /** Writes the CR's status whole and returns it as written. */
+  write(status: LifecycleStatus): Promise<LifecycleStatus>;
+  readonly now: string;
+}
+
+/**
+ * Makes the objects of the CR's node (status.state) exist as rendered. A render problem is said on
+ * the CR and nothing is applied (it changes only with the CR or the graph); a failed apply is said on
+ * the CR, then thrown, so the CR is looked at again with the work queue's backoff.
+ */
+export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, stored: LifecycleStatus): Promise<LifecycleStatus> {
+  const { graph, transport } = io;
+  if (graph.objects.length === 0 || !graph.has(stored.state)) return stored;
+  let status = stored;
+  const rendering = renderObjects(graph, owner, stored.state);
+  if (rendering.problems.length > 0) {
+    return writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.renderFailed, rendering.problems.map((p) => p.message).join('; ')) });
+  }
+  const plan = planObjects(status.objects ?? [], rendering.objects);
+  // Recorded before it is created: an operator stopped right after the create finds it in status.
+  if (plan.record !== undefined) status = await io.write({ ...status, objects: plan.record });
+  for (const { rendered } of plan.apply) {
+    const { declaration, object } = rendered;
+    try {
+      // force: takes only the fields okt's apply names (what the graph renders) from another manager; fields it does not name stay theirs.
+      await transport.apply(kindResource(declaration.apiVersion, declaration.kind), owner.metadata.namespace, object as KubeObject, { force: true });
+    } catch (error) {
+      const reason = isKubeApiError(error) ? (error.status?.message ?? error.message) : error instanceof Error ? error.message : String(error);
+      const message = `${declaration.kind} ${object.metadata?.name ?? ''} (object "${declaration.id}") was not applied: ${reason}`;
+      await writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.applyFailed, message) });
+      throw error;
+    }
+  }
+  await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune);
+  const applied = `every object the graph makes at ${status.state} is applied`;
+  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) });
+}
+
+function objectsCondition(io: NodeObjectsIo, status: LifecycleStatus, state: 'True' | 'False', reason: string, message: string) {
+  return setCondition(status.conditions, { type: OBJECTS_CONDITION, status: state, reason, message, observedGeneration: status.observedGeneration }, io.now);
+}
+
+async function writeIfChanged(io: NodeObjectsIo, before: LifecycleStatus, next: LifecycleStatus): Promise<LifecycleStatus> {
+  return isDeepStrictEqual(before, next) ? before : io.write(next);
+}

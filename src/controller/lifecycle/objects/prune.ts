@@ -1,0 +1,58 @@
+// Letting go of objects okt made: those of deletion policy Delete are deleted; those of policy Keep
+// lose the CR's owner reference (else the garbage collector would delete them with the CR) and stay.
+// Used when a node's objects are no longer wanted, and for all of them at the end of the deletion path.
+import type { Graph } from '../../../graph/index.ts';
+import type { InventoryEntry } from '../../../kube/lifecycle-resource.ts';
+import { isNotFound, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
+
+/** Where the objects live and whose they are. */
+export interface ObjectsOwner {
+  readonly namespace: string;
+  readonly uid: string;
+}
+
+/**
+ * Lets go of each entry in the order given; stops at the first object still there after its deletion
+ * (a finalizer holds it) and returns false: the entries before it wait. True: every one is gone or kept.
+ */
+export async function letGo(transport: KubeTransport, graph: Graph, owner: ObjectsOwner, entries: readonly InventoryEntry[]): Promise<boolean> {
+  for (const entry of entries) {
+    const resource = kindResource(entry.apiVersion, entry.kind);
+    // An id the graph no longer declares is deleted: only a declaration can ask to keep its object.
+    if (graph.objects.find((o) => o.id === entry.id)?.deletion === 'Keep') {
+      await disown(transport, entry, owner);
+      continue;
+    }
+    try {
+      const left = await transport.delete(resource, owner.namespace, entry.name);
+      if ('metadata' in left && (left as KubeObject).metadata.deletionTimestamp !== undefined) return false;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+  return true;
+}
+
+/** The entries in reverse order of their declaration (an id no longer declared first): the order the deletion path's end deletes them in. */
+export function reverseDeclarationOrder(graph: Graph, entries: readonly InventoryEntry[]): InventoryEntry[] {
+  const rank = (entry: InventoryEntry) => {
+    const declared = graph.objects.findIndex((o) => o.id === entry.id);
+    return declared < 0 ? Number.POSITIVE_INFINITY : declared;
+  };
+  return [...entries].sort((a, b) => rank(b) - rank(a));
+}
+
+/** Takes the CR's owner reference off a kept object (a merge patch replaces the list whole, so the read's resourceVersion guards it). */
+async function disown(transport: KubeTransport, entry: InventoryEntry, owner: ObjectsOwner): Promise<void> {
+  const resource = kindResource(entry.apiVersion, entry.kind);
+  let live: KubeObject;
+  try {
+    live = await transport.get(resource, owner.namespace, entry.name);
+  } catch (error) {
+    if (isNotFound(error)) return;
+    throw error;
+  }
+  const refs = (live.metadata.ownerReferences ?? []) as { uid?: string }[];
+  if (!refs.some((ref) => ref.uid === owner.uid)) return;
+  await transport.patchMetadata(resource, owner.namespace, entry.name, { ownerReferences: refs.filter((ref) => ref.uid !== owner.uid) }, { resourceVersion: live.metadata.resourceVersion ?? '' });
+}

@@ -1,0 +1,150 @@
+// The objects a node makes, on a real API server (objects that need no node: Service, Secret,
+// ConfigMap): applied server-side under okt's field manager with okt's labels and the CR as their
+// controller, recorded in status.objects, not written again while their render is unchanged, pruned
+// on leaving their node, deleted (or, kept, disowned) at the end of the deletion path before the CR
+// goes, a refused apply said on the CR, and an operator killed mid-walk leaving no orphan.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, type V1ObjectMeta } from '@kubernetes/client-node';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generateCrd } from '../../src/kube/crd.ts';
+import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
+import { siteGraph } from '../fixtures/object-graph.ts';
+import { fcRuns } from '../fixtures/fast-check.ts';
+import { applyCrd, e2eKubeConfig, httpStatusOf, type CrdManifest } from './helpers/index.ts';
+import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
+import { killHard, spawnOperator } from './helpers/operator-process.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const SITES = { group: 'okt.dev', version: 'v1alpha1', plural: 'sites', kind: 'Site' } as const;
+const kc = e2eKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const sites = lifecycleObjects(kc, SITES);
+let local: LocalOperator;
+
+beforeAll(async () => {
+  await applyCrd(kc, generateCrd(siteGraph, SITES) as unknown as CrdManifest);
+  local = await startLocalOperator(kc, { graph: siteGraph, resource: SITES, namespacePrefix: 'okt-objects' });
+});
+afterAll(async () => local?.stop());
+
+const readyAt = (state: string) => (o: LifecycleObject) => o.status?.state === state && conditionOf(o, 'Ready')?.status === 'True' && conditionOf(o, 'ObjectsApplied')?.status === 'True';
+
+/** The metadata of an object, or undefined when it does not exist. */
+async function metadataOf(kind: 'Service' | 'Secret' | 'ConfigMap', namespace: string, name: string): Promise<V1ObjectMeta | undefined> {
+  try {
+    const read = { Service: () => core.readNamespacedService({ namespace, name }), Secret: () => core.readNamespacedSecret({ namespace, name }), ConfigMap: () => core.readNamespacedConfigMap({ namespace, name }) }[kind];
+    return (await read()).metadata;
+  } catch (error) {
+    if (httpStatusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Every Service, Secret and ConfigMap of the namespace that okt made for the CR of `uid`. */
+async function madeFor(namespace: string, uid: string): Promise<string[]> {
+  const labelSelector = `okt.dev/owner-uid=${uid}`;
+  const lists = await Promise.all([core.listNamespacedService({ namespace, labelSelector }), core.listNamespacedSecret({ namespace, labelSelector }), core.listNamespacedConfigMap({ namespace, labelSelector })]);
+  // List items carry no kind: each list says its own.
+  const kinds = ['Service', 'Secret', 'ConfigMap'];
+  return lists.flatMap((list, i) => list.items.map((item) => `${kinds[i]}${item.metadata?.name}`)).sort();
+}
+
+describe('the objects a node makes', () => {
+  test('made with okt\'s labels, field manager and owner reference; unchanged ones not written again; a node\'s pruned on leaving it; all gone or disowned before the CR goes', async () => {
+    const { namespace } = local;
+    const created = await sites.create(namespace, 'web', { desiredState: 'Start', onLeaf: 'Keep' });
+    const uid = created.metadata.uid;
+    const atStart = await waitForObject(sites, namespace, 'web', 'Ready at Start, its objects applied', readyAt('Start'));
+    expect(atStart.status?.objects).toEqual([
+      { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'web', hash: expect.any(String) },
+      { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'web-keys', hash: expect.any(String) },
+    ]);
+    const service = (await metadataOf('Service', namespace, 'web'))!;
+    expect(service.labels).toMatchObject({ 'okt.dev/owner-uid': uid, 'okt.dev/object-id': 'service', 'okt.dev/graph': 'site' });
+    expect(service.ownerReferences).toEqual([{ apiVersion: 'okt.dev/v1alpha1', kind: 'Site', name: 'web', uid, controller: true }]);
+    expect(service.managedFields?.map((f) => [f.manager, f.operation])).toEqual([['okt', 'Apply']]);
+
+    await sites.patchSpec(namespace, 'web', { desiredState: 'Running' });
+    const running = await waitForObject(sites, namespace, 'web', 'Ready at Running, its ConfigMap applied', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3);
+    expect((await metadataOf('ConfigMap', namespace, 'web-config'))?.labels?.['okt.dev/object-id']).toBe('config');
+    // The Service's render did not change: it was not written again, whatever the looks in between.
+    expect((await metadataOf('Service', namespace, 'web'))?.resourceVersion).toBe(service.resourceVersion);
+    expect(running.status?.objects?.map((o) => o.id)).toEqual(['service', 'keys', 'config']);
+
+    await sites.patchSpec(namespace, 'web', { desiredState: 'Servicing' });
+    await waitForObject(sites, namespace, 'web', 'Ready at Servicing, the ConfigMap pruned', (o) => readyAt('Servicing')(o) && o.status?.objects?.length === 2);
+    expect(await metadataOf('ConfigMap', namespace, 'web-config')).toBeUndefined();
+
+    await sites.remove(namespace, 'web');
+    await waitForObjectGone(sites, namespace, 'web');
+    // No garbage collector runs here (no kube-controller-manager): what is gone, okt deleted.
+    expect(await metadataOf('Service', namespace, 'web')).toBeUndefined();
+    const kept = await metadataOf('Secret', namespace, 'web-keys');
+    expect(kept?.labels?.['okt.dev/object-id']).toBe('keys');
+    expect(kept?.ownerReferences ?? []).toEqual([]);
+  });
+
+  test('an apply the API server refuses is said on the CR, naming the object and the API\'s message; the node\'s action waits', async () => {
+    const { namespace, sidecar } = local;
+    const created = await sites.create(namespace, 'refused', { desiredState: 'Stopping', onLeaf: 'Keep' });
+    const refused = await waitForObject(sites, namespace, 'refused', 'ObjectsApplied=False', (o) => conditionOf(o, 'ObjectsApplied')?.status === 'False');
+    const condition = conditionOf(refused, 'ObjectsApplied')!;
+    expect(condition.reason).toBe('ApplyFailed');
+    expect(condition.message).toContain('ConfigMap refused-refused (object "refused") was not applied: ');
+    expect(condition.message).toContain('not a key!');
+    // Recorded before the apply was tried: the inventory names it, without a hash (never applied).
+    expect(refused.status?.objects?.find((o) => o.id === 'refused')).toEqual({ id: 'refused', apiVersion: 'v1', kind: 'ConfigMap', name: 'refused-refused' });
+    expect(sidecar.sidecar.operations.get(`${created.metadata.uid}-${refused.status!.transition}`)).toBeUndefined();
+  });
+});
+
+/** A failed wait says what the operator logged. */
+async function withOutputOf<T>(operator: { output(): string }, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\noperator log (tail):\n${operator.output().slice(-4000)}`);
+  }
+}
+
+describe('the operator killed with SIGKILL while it makes and prunes objects', () => {
+  let sidecar: NoopSidecar | undefined;
+  afterAll(async () => sidecar?.close());
+
+  test('at moments fast-check chooses during a walk and a deletion: no object is left behind', async () => {
+    sidecar = await startNoopSidecar({ graph: siteGraph });
+    const live = sidecar;
+    const { namespace } = local;
+    const graphFile = fileURLToPath(new URL('../fixtures/object-graph.ts', import.meta.url));
+    // The in-process operator watches this namespace too: it is stopped for this test, the spawned ones take over.
+    await local.operator.stop();
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 3, maxLength: 3 }), async (killDelays) => {
+        const name = `kill-${Math.random().toString(36).slice(2, 8)}`;
+        const spawn = () => spawnOperator({ namespace, sidecarUrl: live.url, token: live.token, graphFile, resource: SITES });
+        let operator = spawn();
+        try {
+          const { metadata: { uid } } = await sites.create(namespace, name, { desiredState: 'Servicing', onLeaf: 'Keep' });
+          for (const delay of killDelays) {
+            await sleep(delay);
+            await killHard(operator);
+            operator = spawn();
+          }
+          await withOutputOf(operator, waitForObject(sites, namespace, name, 'Ready at Servicing', readyAt('Servicing'), 30_000));
+          expect(await madeFor(namespace, uid)).toEqual([`Secret${name}-keys`, `Service${name}`]);
+          await sites.remove(namespace, name);
+          await sleep(killDelays[0]!);
+          await killHard(operator);
+          operator = spawn();
+          await withOutputOf(operator, waitForObjectGone(sites, namespace, name, 30_000));
+          await waitFor('only the kept Secret left', async () => ((await madeFor(namespace, uid)).join() === `Secret${name}-keys` ? true : undefined), 10_000);
+        } finally {
+          await killHard(operator);
+        }
+      }),
+      { numRuns: fcRuns(3) },
+    );
+  });
+});
