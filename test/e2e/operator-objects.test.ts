@@ -5,14 +5,14 @@
 // goes, a refused apply said on the CR, and an operator killed mid-walk leaving no orphan.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, type V1ObjectMeta } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1ObjectMeta } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
 import { siteGraph } from '../fixtures/object-graph.ts';
 import { fcRuns } from '../fixtures/fast-check.ts';
-import { applyCrd, e2eKubeConfig, httpStatusOf, type CrdManifest } from './helpers/index.ts';
+import { applyCrd, e2eKubeConfig, httpStatusOf, mergePatch, type CrdManifest } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -72,6 +72,11 @@ describe('the objects a node makes', () => {
     // The Service's render did not change: it was not written again, whatever the looks in between.
     expect((await metadataOf('Service', namespace, 'web'))?.resourceVersion).toBe(service.resourceVersion);
     expect(running.status?.objects?.map((o) => o.id)).toEqual(['service', 'keys', 'config']);
+    // Looks that change nothing (a label edit wakes the CR) apply nothing: no write per reconcile.
+    const patches = local.operator.transport.counters.byVerb.patch;
+    for (const n of [1, 2, 3]) await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({ ...SITES, namespace, name: 'web', body: { metadata: { labels: { look: String(n) } } } }, mergePatch);
+    await sleep(1_000);
+    expect(local.operator.transport.counters.byVerb.patch).toBe(patches);
 
     await sites.patchSpec(namespace, 'web', { desiredState: 'Servicing' });
     await waitForObject(sites, namespace, 'web', 'Ready at Servicing, the ConfigMap pruned', (o) => readyAt('Servicing')(o) && o.status?.objects?.length === 2);
@@ -97,6 +102,9 @@ describe('the objects a node makes', () => {
     // Recorded before the apply was tried: the inventory names it, without a hash (never applied).
     expect(refused.status?.objects?.find((o) => o.id === 'refused')).toEqual({ id: 'refused', apiVersion: 'v1', kind: 'ConfigMap', name: 'refused-refused' });
     expect(sidecar.sidecar.operations.get(`${created.metadata.uid}-${refused.status!.transition}`)).toBeUndefined();
+    // Running's ConfigMap is not pruned while an apply of Stopping's objects fails.
+    expect(refused.status?.objects?.map((o) => o.id)).toEqual(['service', 'keys', 'config', 'refused']);
+    expect(await metadataOf('ConfigMap', namespace, 'refused-config')).toBeDefined();
   });
 });
 
