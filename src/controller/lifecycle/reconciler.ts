@@ -326,7 +326,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
-    if (effects.finish === undefined) obj = await this.#applyNodeObjects(obj);
+    if (effects.finish === undefined && this.#model.graph.objects.length > 0) obj = await this.#applyNodeObjects(obj);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
