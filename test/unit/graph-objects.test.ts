@@ -1,6 +1,6 @@
 // The objects a graph makes: declared at three lifetimes, checked when the graph is defined (every
 // problem at once), kept as data without their functions, and rendered per node with okt's labels
-// and the owner reference. Applying them is not here (the operator does not drive them yet).
+// and the owner reference. Applying them is the operator's (test/unit/lifecycle-objects.test.ts, test/e2e/operator-objects.test.ts).
 import type { V1ConfigMap, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Service } from '@kubernetes/client-node';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
