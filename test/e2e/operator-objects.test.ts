@@ -162,6 +162,59 @@ describe('the operator killed with SIGKILL while it makes and prunes objects', (
   });
 });
 
+describe('the operator killed between an apply and the status write after it', () => {
+  test('what it applied is in the inventory already, and goes with the CR: no orphan', async () => {
+    const { namespace } = local;
+    await local.operator.stop();
+    const held = await startNoopSidecar({ graph: siteGraph });
+    // An admission policy refuses every status write that records an applied hash: the operator
+    // applies, then cannot write the status that follows, and is killed there.
+    const policy = `okt-hold-${namespace}`;
+    const hold = [
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: { resourceRules: [{ apiGroups: [SITES.group], apiVersions: [SITES.version], operations: ['UPDATE'], resources: [`${SITES.plural}/status`] }] },
+          validations: [{ expression: '!has(object.status.objects) || object.status.objects.all(o, !has(o.hash))', message: 'held by the test: no applied hash is recorded' }],
+        },
+      },
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: policy },
+        spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } } },
+      },
+    ];
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hold }));
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const probe = await sites.create(namespace, 'hold-probe', { desiredState: 'Start' });
+    const recorded = { state: 'Start', observedGeneration: 1, transition: 0, sequence: 0, path: ['Start'], conditions: [], objects: [{ id: 'service', apiVersion: 'v1', kind: 'Service', name: 'hold-probe', hash: 'applied' }] };
+    await waitFor('the policy in effect', () => custom.patchNamespacedCustomObjectStatus({ ...SITES, namespace, name: probe.metadata.name, body: { status: recorded } }, mergePatch).then(() => undefined, () => true), 15_000);
+    await sites.remove(namespace, 'hold-probe');
+    let operator = spawnOperator({ namespace, sidecarUrl: held.url, token: held.token, graphFile: fileURLToPath(new URL('../fixtures/object-graph.ts', import.meta.url)), resource: SITES });
+    try {
+      const { metadata: { uid } } = await sites.create(namespace, 'between', { desiredState: 'Start', onLeaf: 'Keep' });
+      await withOutputOf(operator, waitFor('the graph\'s objects applied, their status write refused', async () => ((await madeFor(namespace, uid)).length === 2 ? true : undefined), 30_000));
+      await killHard(operator);
+      await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy]);
+      const between = await sites.get(namespace, 'between');
+      // Every object it made is in the inventory, recorded before it was applied (no hash: the write after the apply never came).
+      expect(between.status?.objects).toEqual([
+        { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'between' },
+        { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'between-keys' },
+      ]);
+      operator = spawnOperator({ namespace, sidecarUrl: held.url, token: held.token, graphFile: fileURLToPath(new URL('../fixtures/object-graph.ts', import.meta.url)), resource: SITES });
+      await withOutputOf(operator, waitForObject(sites, namespace, 'between', 'its objects recorded as applied', (o) => o.status?.objects?.every((e) => e.hash !== undefined) === true && readyAt('Start')(o)));
+      await sites.remove(namespace, 'between');
+      await withOutputOf(operator, waitForObjectGone(sites, namespace, 'between'));
+      expect(await madeFor(namespace, uid)).toEqual(['Secretbetween-keys']);
+    } finally {
+      await killHard(operator);
+      await held.close();
+      await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy]);
+    }
+  });
+});
+
 describe('the RBAC okt manifests generates for the objects', () => {
   test('the operator\'s ServiceAccount may apply (create included), read, patch and delete the kinds the graph makes, and nothing more of them or of others', async () => {
     const { namespace } = local;
