@@ -122,6 +122,17 @@ async function withOutputOf<T>(operator: { output(): string }, wait: Promise<T>)
   }
 }
 
+describe('a CR whose sidecar okt refuses', () => {
+  test('gets neither okt\'s finalizer nor any of its objects (nothing would wait to delete them)', async () => {
+    const { namespace } = local;
+    const { metadata: { uid } } = await sites.create(namespace, 'refused-sidecar', { desiredState: 'Running', sidecar: { url: 'http://127.0.0.1:9/' } });
+    const seen = await waitForObject(sites, namespace, 'refused-sidecar', 'its sidecar refused', (o) => conditionOf(o, 'Ready')?.reason === 'SidecarNotAllowed');
+    expect(seen.metadata.finalizers ?? []).toEqual([]);
+    expect(await madeFor(namespace, uid)).toEqual([]);
+    await sites.remove(namespace, 'refused-sidecar');
+  });
+});
+
 describe('the operator killed with SIGKILL while it makes and prunes objects', () => {
   let sidecar: NoopSidecar | undefined;
   afterAll(async () => sidecar?.close());

@@ -3,6 +3,7 @@ import type { Graph } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
+  LIFECYCLE_FINALIZER,
   lifecycleSpecSchema,
   type LifecycleSpec,
   type LifecycleStatus,
@@ -377,6 +378,8 @@ export class LifecycleController {
     const status = parseStatus(obj.status);
     const { name, namespace, uid } = obj.metadata;
     if (status === undefined || 'invalid' in status || name === undefined || namespace === undefined || uid === undefined) return obj;
+    // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
+    if (!(obj.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER)) return obj;
     const io = {
       graph: this.#model.graph,
       transport: this.#options.transport,
