@@ -92,6 +92,20 @@ describe('the objects a node makes', () => {
     expect(kept?.ownerReferences ?? []).toEqual([]);
   });
 
+  test('leaving a node prunes every object of it, also past one a finalizer holds after its deletion', async () => {
+    const { namespace } = local;
+    await sites.create(namespace, 'drain', { desiredState: 'Draining', onLeaf: 'Keep' });
+    await waitForObject(sites, namespace, 'drain', 'Ready at Draining, its objects applied', (o) => readyAt('Draining')(o) && o.status?.objects?.length === 4);
+    await sites.patchSpec(namespace, 'drain', { desiredState: 'Running' });
+    const running = await waitForObject(sites, namespace, 'drain', 'Ready at Running, Draining\'s objects pruned', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3);
+    expect(running.status?.objects?.map((o) => o.id)).toEqual(['service', 'keys', 'config']);
+    // Pruned latest recorded first: the held one, then the other, which is not left behind for it.
+    expect(await metadataOf('ConfigMap', namespace, 'drain-drain')).toBeUndefined();
+    const held = await metadataOf('ConfigMap', namespace, 'drain-drain-held');
+    expect(held?.deletionTimestamp).toBeDefined();
+    await core.patchNamespacedConfigMap({ namespace, name: 'drain-drain-held', body: { metadata: { finalizers: null } } }, mergePatch);
+  });
+
   test('an apply the API server refuses is said on the CR, naming the object and the API\'s message; the node\'s action waits', async () => {
     const { namespace, sidecar } = local;
     const created = await sites.create(namespace, 'refused', { desiredState: 'Stopping', onLeaf: 'Keep' });

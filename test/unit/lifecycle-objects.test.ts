@@ -96,7 +96,8 @@ test('a status of an earlier okt, without status.objects, still parses; one with
 
 test('a graph module loaded as okt run loads it keeps its objects\' render functions (the operator renders with them)', async () => {
   const { graph: loaded } = await loadGraphFile(fileURLToPath(new URL('../fixtures/object-graph.ts', import.meta.url)));
-  expect(loaded.objects.map((o) => typeof o.render)).toEqual(['function', 'function', 'function', 'function']);
+  expect(loaded.objects.length).toBeGreaterThan(0);
+  expect(loaded.objects.every((o) => typeof o.render === 'function')).toBe(true);
   expect(renderObjects(loaded, owner, 'Running').problems).toEqual([]);
 });
 

@@ -403,7 +403,7 @@ export class LifecycleController {
     const inventory = status !== undefined && !('invalid' in status) ? (status.objects ?? []) : [];
     if (inventory.length === 0) return true;
     const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
-    return letGo(this.#options.transport, this.#model.graph, owner, reverseDeclarationOrder(this.#model.graph, inventory));
+    return letGo(this.#options.transport, this.#model.graph, owner, reverseDeclarationOrder(this.#model.graph, inventory), true);
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */

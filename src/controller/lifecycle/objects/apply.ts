@@ -49,7 +49,8 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
       throw error;
     }
   }
-  await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune);
+  // Every deletion asked for: one a finalizer holds goes when its finalizers are done, out of the inventory already.
+  await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune, false);
   const applied = `every object the graph makes at ${status.state} is applied`;
   return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) });
 }

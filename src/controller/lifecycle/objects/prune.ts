@@ -12,10 +12,13 @@ export interface ObjectsOwner {
 }
 
 /**
- * Lets go of each entry in the order given; stops at the first object still there after its deletion
- * (a finalizer holds it) and returns false: the entries before it wait. True: every one is gone or kept.
+ * Lets go of each entry in the order given. `awaitEach`: stops at the first object still there after
+ * its deletion (a finalizer holds it) and returns false, the entries after it waiting; without it (a
+ * prune), every deletion is asked for, a held object going once its finalizers are done. True: every
+ * one is gone or kept.
  */
-export async function letGo(transport: KubeTransport, graph: Graph, owner: ObjectsOwner, entries: readonly InventoryEntry[]): Promise<boolean> {
+export async function letGo(transport: KubeTransport, graph: Graph, owner: ObjectsOwner, entries: readonly InventoryEntry[], awaitEach: boolean): Promise<boolean> {
+  let allGone = true;
   for (const entry of entries) {
     const resource = kindResource(entry.apiVersion, entry.kind);
     // An id the graph no longer declares is deleted: only a declaration can ask to keep its object.
@@ -25,12 +28,15 @@ export async function letGo(transport: KubeTransport, graph: Graph, owner: Objec
     }
     try {
       const left = await transport.delete(resource, owner.namespace, entry.name);
-      if ('metadata' in left && (left as KubeObject).metadata.deletionTimestamp !== undefined) return false;
+      if ('metadata' in left && (left as KubeObject).metadata.deletionTimestamp !== undefined) {
+        if (awaitEach) return false;
+        allGone = false;
+      }
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
   }
-  return true;
+  return allGone;
 }
 
 /** The entries in reverse order of their declaration (an id no longer declared first): the order the deletion path's end deletes them in. */
