@@ -42,6 +42,10 @@ export const REASONS = {
   invalidParams: 'InvalidParams',
   /** The reason of an action started again because its node's parameters changed (onParamsChange: Rerun). */
   paramsChanged: 'ParamsChanged',
+  /** The node's action waits for its objects to be ready (the message names the first that is not, and why). */
+  objectsNotReady: 'ObjectsNotReady',
+  /** Not a condition: the reason of an operation never started because an object of its node failed (a Job failed, a Deployment past its progress deadline). */
+  objectFailed: 'ObjectFailed',
   /** The cycle brake holds the action of a node the CR re-entered without a spec edit (condition CycleBrake). */
   cycleBraked: 'CycleBraked',
 } as const;

@@ -1,5 +1,5 @@
 import type { Span, Tracer } from '@opentelemetry/api';
-import type { Graph } from '../../graph/index.ts';
+import { objectsAt, type Graph, type ObjectOwner } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
@@ -29,6 +29,7 @@ import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
 import { applyNodeObjects } from './objects/apply.ts';
+import { readNodeReadiness } from './objects/readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
 import { unreadable } from './status/conditions.ts';
 import {
@@ -40,6 +41,7 @@ import {
   type SeenOperation,
   type StartRefusal,
   type StepEffects,
+  type StepInput,
 } from './step.ts';
 
 /** The resource a lifecycle event is about, as the event emitter needs it. */
@@ -270,6 +272,7 @@ export class LifecycleController {
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
     const mark = this.#options.deliveryMark;
     mark?.hold(this.#markKey(key), now);
+    const objects = await this.#objectsReadiness(obj, stored);
     const effects = step({
       model: this.#model,
       resource: view,
@@ -280,6 +283,7 @@ export class LifecycleController {
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
       statusFormat: this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT,
       ...(refusal === undefined ? {} : { startRefused: refusal }),
+      ...(objects === undefined ? {} : { objects }),
       ...deliveryProblem(events, uid),
     });
     if (effects.awaitingDelivery) this.#awaitingDelivery.add(key);
@@ -373,13 +377,35 @@ export class LifecycleController {
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
   }
 
+  /**
+   * The readiness of the objects of the CR's node, read only while an action of that node may start
+   * (its operation not succeeded): one GET per object per look (objects/readiness.ts).
+   */
+  async #objectsReadiness(obj: LifecycleObject, stored: LifecycleStatus | undefined): Promise<StepInput['objects']> {
+    const operation = stored?.operation;
+    if (stored === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return undefined;
+    const owner = this.#objectOwner(obj);
+    if (owner === undefined || objectsAt(this.#model.graph, stored.state).length === 0) return undefined;
+    return { node: stored.state, readiness: await readNodeReadiness(this.#options.transport, this.#model.graph, owner, stored) };
+  }
+
+  /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
+  #objectOwner(obj: LifecycleObject): ObjectOwner | undefined {
+    const { name, namespace, uid } = obj.metadata;
+    if (name === undefined || namespace === undefined || uid === undefined) return undefined;
+    // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
+    if (!(obj.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER)) return undefined;
+    // No resourceVersion, nothing that changes with every write.
+    const { labels, annotations } = obj.metadata;
+    const metadata = { name, namespace, uid, ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };
+    return { apiVersion: this.#apiVersion, kind: this.#options.resource.kind, metadata, spec: obj.spec as { params?: Record<string, unknown> } };
+  }
+
   /** The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it starts finds them applied. */
   async #applyNodeObjects(obj: LifecycleObject): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
-    const { name, namespace, uid } = obj.metadata;
-    if (status === undefined || 'invalid' in status || name === undefined || namespace === undefined || uid === undefined) return obj;
-    // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
-    if (!(obj.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER)) return obj;
+    const owner = this.#objectOwner(obj);
+    if (status === undefined || 'invalid' in status || owner === undefined) return obj;
     const io = {
       graph: this.#model.graph,
       transport: this.#options.transport,
@@ -389,10 +415,6 @@ export class LifecycleController {
         return next;
       },
     };
-    // What a render sees of the CR (its objects' docs say so): no resourceVersion, nothing that changes with every write.
-    const { labels, annotations } = obj.metadata;
-    const metadata = { name, namespace, uid, ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };
-    const owner = { apiVersion: this.#apiVersion, kind: this.#options.resource.kind, metadata, spec: obj.spec as { params?: Record<string, unknown> } };
     await applyNodeObjects(io, owner, status);
     return obj;
   }

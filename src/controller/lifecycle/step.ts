@@ -4,7 +4,7 @@
 // a node whose action failed. The parts it builds on: cleanup.ts (deletion), deadline.ts, model.ts
 // (revisions and migration), status/ (what is written).
 import { isDeepStrictEqual } from 'node:util';
-import { nodeParams } from '../../graph/index.ts';
+import { nodeParams, objectsAt, type Graph } from '../../graph/index.ts';
 import { decide } from '../../machine/index.ts';
 import { predictMigration, resolveDesired, type MigrationPrediction } from '../../plan/index.ts';
 import type { LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
@@ -14,6 +14,7 @@ import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { ABANDON_ANNOTATION, abandon, abandonHint, abandonment, cancelCause, DEFAULT_TEARDOWN_GRACE_MS, deletionEnd, deletionEvent } from './cleanup.ts';
 import { cancelAtDeadline, lookAgainAtDeadline, passedDeadline, stallAtDeadline, timeoutEdge, deadlineMessage } from './deadline.ts';
 import { landing, recordedPosition, servedMigration } from './model.ts';
+import { OBJECTS_READY_POLL_MS } from './objects/readiness.ts';
 import type { StepEffects, StepInput } from './step-types.ts';
 import { cannotCommit, converge, move, retry, transition } from './status/commit.ts';
 import { initialStatus, unreadable } from './status/conditions.ts';
@@ -41,7 +42,42 @@ function pausedDeletionMessage(end: string): string {
  * restart at any line recomputes the same effects.
  */
 export function step(given: StepInput): StepEffects {
-  return lookAgainAtDeadline(given, stepUntimed(given));
+  return lookAgainAtDeadline(given, startOnceObjectsReady(given, stepUntimed(given)));
+}
+
+/**
+ * An action starts only once its node's objects are ready: a start committed by a transition or a
+ * retry, into a node whose objects were not judged ready in this look, is withheld, and the next look
+ * (at once: the objects are applied after this step's write) starts it through operationInFlight,
+ * which waits for them or takes a failed one as the action's failure.
+ */
+function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffects {
+  const start = effects.startOperation;
+  if (start === undefined || !makesObjects(input.model.graph, start.node)) return effects;
+  const { objects } = input;
+  if (objects?.node === start.node && objects.readiness.kind === 'ready') return effects;
+  const { startOperation: _withheld, ...rest } = effects;
+  return { ...rest, again: true };
+}
+
+/** The graph makes objects at the node (a node of an earlier revision the operator's graph lacks makes none: it applies only its own). */
+function makesObjects(graph: Graph, node: string): boolean {
+  return graph.has(node) && objectsAt(graph, node).length > 0;
+}
+
+/** The operation committed at the current node waits for its objects (undefined: they are ready); a failed one ends it Failed. */
+function awaitObjects(input: StepInput, work: StatusDraft, operation: OperationStatus): StepEffects | 'failed' | undefined {
+  if (!makesObjects(input.model.graph, operation.node)) return undefined;
+  const { objects } = input;
+  if (objects?.node !== operation.node) return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects (not read yet)`), requeueAfterMs: OBJECTS_READY_POLL_MS };
+  const { readiness } = objects;
+  if (readiness.kind === 'ready') return undefined;
+  const message = `${readiness.object}: ${readiness.message}`;
+  if (readiness.kind === 'failed') {
+    finishOperation(work, operation, { phase: 'Failed', events: [], reason: REASONS.objectFailed, message: `never started: ${message}`, finishedAt: input.now });
+    return 'failed';
+  }
+  return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects: ${message}`), requeueAfterMs: OBJECTS_READY_POLL_MS };
 }
 
 /** What the guards of one step share: the input (on the revision the resource is driven on), the status being written, and the events collected. */
@@ -171,7 +207,11 @@ function operationInFlight(turn: Turn): StepEffects | undefined {
     // Committed but never started (a crash between the write and the start): start it now, same id,
     // same sidecar, unless it is no longer wanted.
     const never = neverStarted(cancel, overdue);
-    if (never === undefined) return startCommitted(work, current, sidecar.epoch, input.startRefused);
+    if (never === undefined) {
+      const waits = awaitObjects(input, work, current);
+      if (waits === 'failed') return undefined;
+      return waits ?? startCommitted(work, current, sidecar.epoch, input.startRefused);
+    }
     finishOperation(work, current, { phase: 'Cancelled', events: [], reason: 'Cancelled', message: never, finishedAt: now });
     return undefined;
   }

@@ -1,0 +1,90 @@
+// The objects a node makes are awaited, on a real API server with no node (no controller writes their
+// status: the test does, through the /status subresource, as an admin): a node's action starts only
+// once its objects are ready, Ready=False naming the object and kstatus's message meanwhile; a failed
+// Job is the failure of Backup's action (its retry policy runs it again, then the CR stalls).
+import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { generateCrd } from '../../src/kube/crd.ts';
+import { readyGraph } from '../fixtures/ready-graph.ts';
+import { applyCrd, e2eKubeConfig, mergePatch, type CrdManifest } from './helpers/index.ts';
+import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
+
+const VAULTS = { group: 'okt.dev', version: 'v1alpha1', plural: 'vaults', kind: 'Vault' } as const;
+const kc = e2eKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const batch = kc.makeApiClient(BatchV1Api);
+const vaults = lifecycleObjects(kc, VAULTS);
+let local: LocalOperator;
+
+beforeAll(async () => {
+  await applyCrd(kc, generateCrd(readyGraph, VAULTS) as unknown as CrdManifest);
+  local = await startLocalOperator(kc, { graph: readyGraph, resource: VAULTS, namespacePrefix: 'okt-ready' });
+});
+afterAll(async () => local?.stop());
+
+const readyAt = (state: string) => (o: LifecycleObject) => o.status?.state === state && conditionOf(o, 'Ready')?.status === 'True';
+const waitingFor = (state: string, message: string) => (o: LifecycleObject) =>
+  o.status?.state === state && conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady' && conditionOf(o, 'Ready')?.message === message;
+/** The sidecar was asked to run the operation the CR holds. */
+const started = (o: LifecycleObject) => local.sidecar.sidecar.operations.get(o.status?.operation?.id ?? '') !== undefined;
+
+async function bind(namespace: string, name: string): Promise<void> {
+  await core.patchNamespacedPersistentVolumeClaimStatus({ namespace, name, body: { status: { phase: 'Bound' } } }, mergePatch);
+}
+
+/** The Job's end as its controller would write it (the conditions a Job's status must carry to end so). */
+async function endJob(namespace: string, name: string, end: 'Complete' | 'Failed'): Promise<void> {
+  const now = new Date().toISOString();
+  const condition = (type: string) => ({ type, status: 'True', reason: end === 'Failed' ? 'BackoffLimitExceeded' : 'Completed', message: `marked ${end} by the test`, lastProbeTime: now, lastTransitionTime: now });
+  const status = end === 'Complete'
+    ? { startTime: now, completionTime: now, succeeded: 1, conditions: [condition('SuccessCriteriaMet'), condition('Complete')] }
+    : { startTime: now, failed: 1, conditions: [condition('FailureTarget'), condition('Failed')] };
+  await batch.patchNamespacedJobStatus({ namespace, name, body: { status } }, mergePatch);
+}
+
+describe('the objects a node makes are awaited', () => {
+  test('the action waits while a PVC is not Bound, the condition naming it; starts once it is; a Job that completes lets Backup\'s action start', async () => {
+    const { namespace } = local;
+    await vaults.create(namespace, 'a', { desiredState: 'Running', onLeaf: 'Keep' });
+    const waiting = await waitForObject(vaults, namespace, 'a', 'Ready=False, waiting for the PVC',
+      waitingFor('Running', 'the action of Running waits for its objects: PersistentVolumeClaim a-data (object "data"): PVC is not Bound. phase: Pending'));
+    expect(conditionOf(waiting, 'ObjectsApplied')?.status).toBe('True');
+    // Looked at again every second, not in a loop: still waiting, its action not started.
+    const gets = local.operator.transport.counters.byVerb.get;
+    await sleep(2_000);
+    expect(local.operator.transport.counters.byVerb.get - gets).toBeLessThan(8);
+    expect(started(waiting)).toBe(false);
+    await bind(namespace, 'a-data');
+    const running = await waitForObject(vaults, namespace, 'a', 'Ready at Running', readyAt('Running'));
+    expect(running.status?.operation).toMatchObject({ id: waiting.status?.operation?.id, node: 'Running', phase: 'Succeeded' });
+    expect(started(running)).toBe(true);
+
+    await vaults.patchSpec(namespace, 'a', { desiredState: 'Backup' });
+    const backup = await waitForObject(vaults, namespace, 'a', 'waiting for the Job', waitingFor('Backup', 'the action of Backup waits for its objects: Job a-backup (object "backup"): Job in progress'));
+    expect(started(backup)).toBe(false);
+    await endJob(namespace, 'a-backup', 'Complete');
+    const done = await waitForObject(vaults, namespace, 'a', 'Ready at Backup', readyAt('Backup'));
+    expect(done.status?.operation).toMatchObject({ id: backup.status?.operation?.id, phase: 'Succeeded' });
+    expect(started(done)).toBe(true);
+  });
+
+  test('a failed Job is the failure of its node\'s action: the retry policy runs it again, then the CR stalls naming the Job; the action never ran', async () => {
+    const { namespace } = local;
+    await vaults.create(namespace, 'b', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(vaults, namespace, 'b', 'waiting for the PVC', (o) => conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady');
+    await bind(namespace, 'b-data');
+    await waitForObject(vaults, namespace, 'b', 'Ready at Running', readyAt('Running'));
+    await vaults.patchSpec(namespace, 'b', { desiredState: 'Backup' });
+    await waitForObject(vaults, namespace, 'b', 'waiting for the Job', (o) => o.status?.state === 'Backup' && conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady');
+    await endJob(namespace, 'b-backup', 'Failed');
+    const stalled = await waitForObject(vaults, namespace, 'b', 'Stalled at Backup', (o) => conditionOf(o, 'Stalled')?.status === 'True');
+    expect(conditionOf(stalled, 'Stalled')?.reason).toBe('ActionFailed');
+    expect(conditionOf(stalled, 'Stalled')?.message).toContain('after 2 runs: never started: Job b-backup (object "backup"): Job Failed: marked Failed by the test');
+    expect(stalled.status?.operation).toMatchObject({ node: 'Backup', phase: 'Failed', reason: 'ObjectFailed', retries: 1 });
+    // Neither run was given to the sidecar: the first, nor the retry (`<id>.1`).
+    const first = stalled.status!.operation!.id.replace(/\.1$/, '');
+    expect(local.sidecar.sidecar.operations.get(first)).toBeUndefined();
+    expect(started(stalled)).toBe(false);
+  });
+});
