@@ -1,7 +1,8 @@
 // The objects a node makes are awaited, on a real API server with no node (no controller writes their
 // status: the test does, through the /status subresource, as an admin): a node's action starts only
 // once its objects are ready, Ready=False naming the object and kstatus's message meanwhile; a failed
-// Job is the failure of Backup's action (its retry policy runs it again, then the CR stalls).
+// Job is the failure of Backup's action (its retry policy runs it again, then the CR stalls); a Job
+// never done meets Restore's deadline, whose timeout edge is taken.
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -86,5 +87,18 @@ describe('the objects a node makes are awaited', () => {
     const first = stalled.status!.operation!.id.replace(/\.1$/, '');
     expect(local.sidecar.sidecar.operations.get(first)).toBeUndefined();
     expect(started(stalled)).toBe(false);
+  });
+
+  test('an object never ready meets its node\'s deadline: the timeout edge is taken, the action never started', async () => {
+    const { namespace } = local;
+    await vaults.create(namespace, 'c', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(vaults, namespace, 'c', 'waiting for the PVC', (o) => conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady');
+    await bind(namespace, 'c-data');
+    await waitForObject(vaults, namespace, 'c', 'Ready at Running', readyAt('Running'));
+    await vaults.patchSpec(namespace, 'c', { desiredState: 'Restore' });
+    const waiting = await waitForObject(vaults, namespace, 'c', 'waiting for the restore Job', waitingFor('Restore', 'the action of Restore waits for its objects: Job c-restore (object "restore"): Job in progress'));
+    const timedOut = await waitForObject(vaults, namespace, 'c', 'at RestoreTimedOut by the timeout edge', (o) => o.status?.state === 'RestoreTimedOut');
+    expect(timedOut.status?.lastTransition).toMatchObject({ from: 'Restore', events: ['RestoreTimedOut'] });
+    expect(local.sidecar.sidecar.operations.get(waiting.status?.operation?.id ?? '')).toBeUndefined();
   });
 });
