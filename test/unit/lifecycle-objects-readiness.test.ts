@@ -118,6 +118,7 @@ describe('the gate: a node\'s action starts once its objects are ready', () => {
     expect(sim.status?.state).toBe('Backup');
     expect(entered.startOperation).toBeUndefined();
     expect(entered.again).toBe(true);
+    expect(entered.poll).toBeUndefined();
     const waiting = sim.reconcile();
     expect(waiting.startOperation).toBeUndefined();
     expect(waiting.requeueAfterMs).toBe(1_000);

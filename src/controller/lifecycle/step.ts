@@ -56,7 +56,8 @@ function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffe
   if (start === undefined || !makesObjects(input.model.graph, start.node)) return effects;
   const { objects } = input;
   if (objects?.node === start.node && objects.readiness.kind === 'ready') return effects;
-  const { startOperation: _withheld, ...rest } = effects;
+  // Nothing runs yet: no long-poll of the operation either.
+  const { startOperation: _withheld, poll: _nothingRuns, ...rest } = effects;
   return { ...rest, again: true };
 }
 
