@@ -29,7 +29,7 @@ import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
 import { applyNodeObjects } from './objects/apply.ts';
-import { readNodeReadiness } from './objects/readiness.ts';
+import { readNodeReadiness } from './objects/read-readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
 import { unreadable } from './status/conditions.ts';
 import {
@@ -379,7 +379,7 @@ export class LifecycleController {
 
   /**
    * The readiness of the objects of the CR's node, read only while an action of that node may start
-   * (its operation not succeeded): one GET per object per look (objects/readiness.ts).
+   * (its operation not succeeded): one GET per object per look (objects/read-readiness.ts).
    */
   async #objectsReadiness(obj: LifecycleObject, stored: LifecycleStatus | undefined): Promise<StepInput['objects']> {
     const operation = stored?.operation;

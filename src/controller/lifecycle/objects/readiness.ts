@@ -1,12 +1,8 @@
 // Whether the objects of a node are ready: kstatus's rules (sigs.k8s.io/cli-utils/pkg/kstatus/status)
-// by default, a declaration's own `ready(live)` instead where it has one. The rules are pure; reading
-// the live objects is one GET per wanted object per look (no informer on the objects yet), done only
-// while a node's action waits to start.
+// by default, a declaration's own `ready(live)` instead where it has one. Pure: read-readiness.ts reads
+// the live objects.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { apiGroup, renderObjects, type Graph, type GraphObject, type ObjectOwner } from '../../../graph/index.ts';
-import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
-import { isNotFound, kindResource, type KubeTransport } from '../../../kube/transport/index.ts';
-import { planObjects } from './inventory.ts';
+import { apiGroup, type GraphObject } from '../../../graph/index.ts';
 
 /** How long an action waiting for its node's objects waits before the CR is looked at again. */
 export const OBJECTS_READY_POLL_MS = 1_000;
@@ -18,7 +14,7 @@ export type Readiness = { readonly kind: 'ready' } | { readonly kind: 'inProgres
 export type NodeReadiness = { readonly kind: 'ready' } | { readonly kind: 'inProgress' | 'failed'; readonly object: string; readonly message: string };
 
 const READY: Readiness = { kind: 'ready' };
-const inProgress = (message: string): Readiness => ({ kind: 'inProgress', message });
+export const inProgress = (message: string): Readiness => ({ kind: 'inProgress', message });
 const failed = (message: string): Readiness => ({ kind: 'failed', message });
 
 interface LiveCondition {
@@ -59,33 +55,6 @@ export function nodeReadiness(objects: readonly { readonly name: string; readonl
   const first = objects.find((o) => o.readiness.kind === 'failed') ?? objects.find((o) => o.readiness.kind === 'inProgress');
   if (first === undefined || first.readiness.kind === 'ready') return { kind: 'ready' };
   return { kind: first.readiness.kind, object: first.name, message: first.readiness.message };
-}
-
-/**
- * Reads the objects the CR's node (status.state) wants, one GET each, and judges them. One not applied
- * as rendered yet (its inventory hash differs) is in progress: its live state is not the render's.
- */
-export async function readNodeReadiness(transport: KubeTransport, graph: Graph, owner: ObjectOwner, status: LifecycleStatus): Promise<NodeReadiness> {
-  const rendering = renderObjects(graph, owner, status.state);
-  if (rendering.problems.length > 0) return { kind: 'inProgress', object: 'the node\'s objects', message: rendering.problems.map((p) => p.message).join('; ') };
-  const unapplied = new Set(planObjects(status.objects ?? [], rendering.objects).apply.map((w) => w.rendered));
-  const judged = [];
-  for (const rendered of rendering.objects) {
-    const { declaration, object } = rendered;
-    const name = object.metadata?.name ?? '';
-    const readiness = unapplied.has(rendered) ? inProgress('not applied yet') : await readOne(transport, owner.metadata.namespace, declaration, name);
-    judged.push({ name: `${declaration.kind} ${name} (object "${declaration.id}")`, readiness });
-  }
-  return nodeReadiness(judged);
-}
-
-async function readOne(transport: KubeTransport, namespace: string, declaration: GraphObject, name: string): Promise<Readiness> {
-  try {
-    return objectReadiness(declaration, (await transport.get(kindResource(declaration.apiVersion, declaration.kind), namespace, name)) as KubernetesObject);
-  } catch (error) {
-    if (isNotFound(error)) return inProgress('not found');
-    throw error;
-  }
 }
 
 type KindRule = (object: Live, status: Record<string, unknown>) => Readiness;
