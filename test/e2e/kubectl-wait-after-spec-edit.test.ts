@@ -4,10 +4,9 @@
 // object's generation, so each of okt's conditions must be brought to the generation it was judged at.
 // The real kubectl against the real API server, in both status formats.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { generateCrd } from '../../src/kube/crd.ts';
 import type { StatusFormat } from '../../src/kube/status-format.ts';
 import { brokerGraph } from '../fixtures/params-graphs.ts';
-import { applyCrd, e2eKubeConfig, kubectl, kubectlWait, type CrdManifest } from './helpers/index.ts';
+import { e2eKubeConfig, kubectl, kubectlWait, applyGraphCrd } from './helpers/index.ts';
 import { startLocalOperator, type LifecycleObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const graph = brokerGraph();
@@ -21,7 +20,7 @@ for (const format of ['full', 'lean'] as const satisfies readonly StatusFormat[]
     let local: LocalOperator;
 
     beforeAll(async () => {
-      await applyCrd(kc, generateCrd(graph, BROKERS) as unknown as CrdManifest);
+      await applyGraphCrd(kc, graph, BROKERS);
       local = await startLocalOperator(kc, { graph, resource: BROKERS, namespacePrefix: `okt-wait-${format}`, statusFormat: format });
     });
 

@@ -4,9 +4,8 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { defineGraph } from '../../src/graph/index.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { e2eKubeConfig, kubectlWait, mergePatch } from './helpers/index.ts';
-import { applyCrd, type CrdManifest } from './helpers/crd.ts';
+import { applyGraphCrd } from './helpers/crd.ts';
 import { waitFor } from './helpers/wait.ts';
 import { startLocalOperator, type DatabaseObject, type LocalOperator } from './helpers/lifecycle.ts';
 
@@ -21,7 +20,7 @@ let namespace: string;
 let local: LocalOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(graph, SERVICES) as unknown as CrdManifest);
+  await applyGraphCrd(kc, graph, SERVICES);
   local = await startLocalOperator(kc, { graph, resource: SERVICES, namespacePrefix: 'okt-ready-node' });
   namespace = local.namespace;
 });

@@ -2,8 +2,7 @@
 // spec.desiredState (the CR then reaches the new desired node, no ActionFailed), and by a deletion.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { defineGraph } from '../../src/graph/index.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
-import { applyCrd, e2eKubeConfig, waitFor, type CrdManifest } from './helpers/index.ts';
+import { e2eKubeConfig, waitFor, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator } from './helpers/lifecycle.ts';
 
 const graph = defineGraph({
@@ -24,7 +23,7 @@ let namespace: string;
 let local: LocalOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(graph, VAULTS) as unknown as CrdManifest);
+  await applyGraphCrd(kc, graph, VAULTS);
   // Backup sleeps an hour: only a cancellation ends it within the test.
   local = await startLocalOperator(kc, { graph, resource: VAULTS, namespacePrefix: 'okt-cancel', hang: ['Backup'], maxActiveOperations: 4 });
   namespace = local.namespace;

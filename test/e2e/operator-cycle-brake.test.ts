@@ -13,11 +13,10 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createLogger } from '../../src/controller/index.ts';
 import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { maxTurnsWithin } from '../../src/controller/lifecycle/cycle-brake.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { parseSidecarConfig } from '../../sidecar/config.ts';
 import { startSidecar, type RunningSidecar } from '../../sidecar/server.ts';
 import { provisioningLoopGraph } from '../fixtures/cycle-graphs.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, kubectlWait, type CrdManifest } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, kubectlWait, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, waitForObject } from './helpers/lifecycle.ts';
 
 const PROVISIONS = { group: 'brake.okt.dev', version: 'v1', plural: 'provisions', kind: 'Provision' } as const;
@@ -37,7 +36,7 @@ let logger: ReturnType<typeof createLogger>;
 let operator: RunningOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(provisioningLoopGraph, PROVISIONS) as unknown as CrdManifest);
+  await applyGraphCrd(kc, provisioningLoopGraph, PROVISIONS);
   namespace = await createNamespace(kc, 'okt-brake');
   dir = mkdtempSync(path.join(tmpdir(), 'okt-brake-'));
   writeFileSync(path.join(dir, 'token'), TOKEN);

@@ -4,9 +4,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadGraph } from '../../src/graph/index.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, type CrdManifest } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, applyGraphCrd } from './helpers/index.ts';
 import { lifecycleObjects, waitForObject, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 
@@ -35,7 +34,7 @@ let sidecar: NoopSidecar;
 
 beforeAll(async () => {
   writeFileSync(graphFile, JSON.stringify(graphData));
-  await applyCrd(kc, generateCrd(graph, EXPIRIES) as unknown as CrdManifest);
+  await applyGraphCrd(kc, graph, EXPIRIES);
   namespace = await createNamespace(kc, 'okt-deadline');
   sidecar = await startNoopSidecar({ graph, hang: ['Waiting'] });
 });

@@ -6,9 +6,8 @@
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { readyGraph } from '../fixtures/ready-graph.ts';
-import { applyCrd, e2eKubeConfig, mergePatch, type CrdManifest } from './helpers/index.ts';
+import { e2eKubeConfig, mergePatch, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 
 const VAULTS = { group: 'okt.dev', version: 'v1alpha1', plural: 'vaults', kind: 'Vault' } as const;
@@ -19,7 +18,7 @@ const vaults = lifecycleObjects(kc, VAULTS);
 let local: LocalOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(readyGraph, VAULTS) as unknown as CrdManifest);
+  await applyGraphCrd(kc, readyGraph, VAULTS);
   local = await startLocalOperator(kc, { graph: readyGraph, resource: VAULTS, namespacePrefix: 'okt-ready' });
 });
 afterAll(async () => local?.stop());

@@ -8,11 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type V1ObjectMeta } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { startNoopSidecar, type NoopSidecar } from '../../sidecar/noop.ts';
 import { siteGraph } from '../fixtures/object-graph.ts';
 import { fcRuns } from '../fixtures/fast-check.ts';
-import { applyCrd, e2eKubeConfig, httpStatusOf, kubectl, mergePatch, type CrdManifest } from './helpers/index.ts';
+import { e2eKubeConfig, httpStatusOf, kubectl, mergePatch, applyGraphCrd } from './helpers/index.ts';
 import { generateRbac } from '../../src/kube/rbac.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
@@ -25,7 +24,7 @@ const sites = lifecycleObjects(kc, SITES);
 let local: LocalOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(siteGraph, SITES) as unknown as CrdManifest);
+  await applyGraphCrd(kc, siteGraph, SITES);
   local = await startLocalOperator(kc, { graph: siteGraph, resource: SITES, namespacePrefix: 'okt-objects' });
 });
 afterAll(async () => local?.stop());

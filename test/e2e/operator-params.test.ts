@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { brokerGraph } from '../fixtures/params-graphs.ts';
-import { applyCrd, e2eKubeConfig, waitFor, withoutValidationRules, type CrdManifest } from './helpers/index.ts';
+import { applyCrd, e2eKubeConfig, waitFor, withoutValidationRules, type CrdManifest, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LifecycleObject, type LocalOperator } from './helpers/lifecycle.ts';
 
 const graph = brokerGraph();
@@ -17,7 +17,7 @@ let namespace: string;
 let local: LocalOperator;
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(graph, BROKERS) as unknown as CrdManifest);
+  await applyGraphCrd(kc, graph, BROKERS);
   local = await startLocalOperator(kc, { graph, resource: BROKERS, namespacePrefix: 'okt-params', maxActiveOperations: 8 });
   namespace = local.namespace;
 });

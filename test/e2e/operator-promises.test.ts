@@ -10,10 +10,9 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createLogger } from '../../src/controller/index.ts';
 import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { defineGraph } from '../../src/graph/index.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { parseSidecarConfig } from '../../sidecar/config.ts';
 import { startSidecar, type RunningSidecar } from '../../sidecar/server.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, waitFor, type CrdManifest } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, waitFor, applyGraphCrd } from './helpers/index.ts';
 import type { DatabaseObject } from './helpers/lifecycle.ts';
 
 const graph = defineGraph({
@@ -51,7 +50,7 @@ const waitGone = (name: string) =>
   }, 30_000, 20);
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(graph, JOBS) as unknown as CrdManifest);
+  await applyGraphCrd(kc, graph, JOBS);
   namespace = await createNamespace(kc, 'okt-promises');
   dir = mkdtempSync(path.join(tmpdir(), 'okt-promises-'));
   writeFileSync(path.join(dir, 'token'), 'promises-sidecar-token-0123456789');

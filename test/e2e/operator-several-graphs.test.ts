@@ -6,10 +6,9 @@ import { reconciliationGraph } from '../../graphs/reconciliation.ts';
 import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { createLogger } from '../../src/controller/index.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../src/events/index.ts';
-import { generateCrd } from '../../src/kube/crd.ts';
 import { resourcePath } from '../../src/kube/transport/index.ts';
 import { startNoopSidecar as startNoopSidecarFor, type NoopSidecar } from '../../sidecar/noop.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, type CrdManifest } from './helpers/index.ts';
+import { createNamespace, e2eKubeConfig, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, waitForObject, waitForObjectGone, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 
@@ -40,7 +39,7 @@ let releaseEnd: () => void = () => {};
 const endReleased = new Promise<void>((resolve) => (releaseEnd = resolve));
 
 beforeAll(async () => {
-  await Promise.all([installDatabaseCrd(kc), applyCrd(kc, generateCrd(reconciliationGraph, RECONCILIATIONS) as unknown as CrdManifest)]);
+  await Promise.all([installDatabaseCrd(kc), applyGraphCrd(kc, reconciliationGraph, RECONCILIATIONS)]);
   namespace = await createNamespace(kc, 'okt-several-graphs');
   // A sidecar per graph: the databases use the operator's, the reconciliations name theirs (allowed).
   for (const { graph } of kinds) sidecars.push(await startNoopSidecarFor({ graph }));

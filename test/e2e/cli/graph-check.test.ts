@@ -9,8 +9,7 @@ import { databaseGraph } from '../../../graphs/database.ts';
 import type { GraphCheck } from '../../../src/cli/graph-check.ts';
 import { loadGraphFile } from '../../../src/cli/graph-module.ts';
 import type { Graph } from '../../../src/graph/index.ts';
-import { generateCrd } from '../../../src/kube/crd.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, type CrdManifest } from '../helpers/index.ts';
+import { applyCrd, createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, type CrdManifest, applyGraphCrd } from '../helpers/index.ts';
 import { okt } from '../../fixtures/okt-process.ts';
 
 // `okt graph check NEW --against-cluster` and `okt status` against the real control plane, on CRs whose
@@ -69,7 +68,7 @@ const check = (...extra: string[]) => okt(['graph', 'check', v2File, '--against-
 
 beforeAll(async () => {
   v2 = (await loadGraphFile(v2File)).graph;
-  await Promise.all([names, otherNames].map((crdNames) => applyCrd(kc, generateCrd(databaseGraph, crdNames) as unknown as CrdManifest)));
+  await Promise.all([names, otherNames].map((crdNames) => applyGraphCrd(kc, databaseGraph, crdNames)));
   namespace = await createNamespace(kc, 'okt-e2e-check');
   await Promise.all([
     createDatabase('renamed', 'Running', { state: 'Running', revision: v1, path: ['Start', 'Running'] }),

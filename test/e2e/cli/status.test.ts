@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
-import { generateCrd } from '../../../src/kube/crd.ts';
-import { applyCrd, createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, type CrdManifest } from '../helpers/index.ts';
+import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, applyGraphCrd } from '../helpers/index.ts';
 import { okt } from '../../fixtures/okt-process.ts';
 
 // `okt status` against the real control plane, on a CR whose status is written by hand (no operator).
@@ -22,7 +21,7 @@ let namespace = '';
 const iso = (secondsAgo: number) => new Date(Date.now() - secondsAgo * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 
 beforeAll(async () => {
-  await applyCrd(kc, generateCrd(databaseGraph, names) as unknown as CrdManifest);
+  await applyGraphCrd(kc, databaseGraph, names);
   namespace = await createNamespace(kc, 'okt-e2e-status');
   await api.createNamespacedCustomObject({
     group: names.group, version: names.version, namespace, plural,

@@ -5,6 +5,8 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import type { Graph } from '../../../src/graph/index.ts';
+import { generateCrd, type CrdNames } from '../../../src/kube/crd.ts';
 import { httpStatusOf } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
@@ -22,6 +24,11 @@ export interface CrdManifest {
  */
 export function toTypedCrd(manifest: CrdManifest): V1CustomResourceDefinition {
   return loadYaml<V1CustomResourceDefinition>(JSON.stringify(manifest));
+}
+
+/** The CRD okt generates for `graph` under `names`, applied as applyCrd does. */
+export function applyGraphCrd(kc: KubeConfig, graph: Graph, names: CrdNames): Promise<V1CustomResourceDefinition> {
+  return applyCrd(kc, generateCrd(graph, names) as unknown as CrdManifest);
 }
 
 /**
