@@ -98,7 +98,8 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
 /**
  * The rules for the objects the graphs make, one per API group (naming only its plurals): server-side
  * apply (`patch`, and `create` for an object it makes), `delete` (a prune, the end of the deletion path),
- * `get` and `patch` (a kept object losing the CR's owner reference).
+ * `get` and `patch` (a kept object losing the CR's owner reference), `list` and `watch` (one informer
+ * per kind, selected by okt's graph label: an object someone deleted or changed is put back).
  */
 function objectRules(kinds: readonly { apiVersion: string; kind: string }[]): Record<string, unknown>[] {
   const pluralsByGroup = new Map<string, Set<string>>();
@@ -106,7 +107,7 @@ function objectRules(kinds: readonly { apiVersion: string; kind: string }[]): Re
     const { group, plural } = kindResource(apiVersion, kind);
     pluralsByGroup.set(group, (pluralsByGroup.get(group) ?? new Set()).add(plural));
   }
-  return [...pluralsByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals].sort(), verbs: ['get', 'create', 'patch', 'delete'] }));
+  return [...pluralsByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals].sort(), verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }));
 }
 
 /** `get` on Secrets in the one watched namespace: CRs name their token Secret there (spec.sidecar.tokenSecretRef). */

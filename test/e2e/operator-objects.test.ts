@@ -13,6 +13,7 @@ import { siteGraph } from '../fixtures/object-graph.ts';
 import { fcRuns } from '../fixtures/fast-check.ts';
 import { e2eKubeConfig, httpStatusOf, kubectl, mergePatch, applyGraphCrd } from './helpers/index.ts';
 import { generateRbac } from '../../src/kube/rbac.ts';
+import type { KubeTransport } from '../../src/kube/transport/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -146,6 +147,93 @@ describe('a CR whose sidecar okt refuses', () => {
   });
 });
 
+/** Counts the operator's applies of the objects `which` picks, from now on (the transport's own counters count every object's). */
+function appliesOf(transport: KubeTransport, which: (body: { metadata: { name: string } }) => boolean): { count: number } {
+  const seen = { count: 0 };
+  const apply = transport.apply.bind(transport);
+  transport.apply = (resource, namespace, body, opts) => {
+    if (which(body as { metadata: { name: string } })) seen.count += 1;
+    return apply(resource, namespace, body, opts);
+  };
+  return seen;
+}
+
+describe('the objects kept as okt made them', () => {
+  const owned = () => local.operator.lifecycle.owned!;
+
+  test('one informer per kind the graph makes (a LIST and WATCH each), no GET per CR: an object deleted mid-walk, or at rest, is made again', async () => {
+    const { namespace } = local;
+    const gets = local.operator.transport.counters.byVerb.get;
+    await sites.create(namespace, 'remade', { desiredState: 'Running', onLeaf: 'Keep' });
+    // Mid-walk: the Service is deleted as soon as it is there, while the CR goes on to Running.
+    await waitFor('the Service made', async () => ((await metadataOf('Service', namespace, 'remade')) === undefined ? undefined : true));
+    await core.deleteNamespacedService({ namespace, name: 'remade' });
+    await waitForObject(sites, namespace, 'remade', 'Ready at Running', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3);
+    await waitFor('the Service made again', async () => metadataOf('Service', namespace, 'remade'));
+    // At rest: the ConfigMap deleted the way a user would.
+    const before = (await metadataOf('ConfigMap', namespace, 'remade-config'))!;
+    await kubectl(['delete', 'configmap', 'remade-config', '-n', namespace]);
+    const again = await waitFor('the ConfigMap made again', async () => metadataOf('ConfigMap', namespace, 'remade-config'));
+    expect(again.uid).not.toBe(before.uid);
+    expect(again.labels?.['okt.dev/object-id']).toBe('config');
+    // Seen by the caches, not asked for: ConfigMap, Secret and Service, one list each.
+    expect(owned().informers.map((informer) => informer.stats.lists)).toEqual([1, 1, 1]);
+    expect(local.operator.transport.counters.byVerb.get).toBe(gets);
+    const ready = await waitForObject(sites, namespace, 'remade', 'ObjectsApplied=True', readyAt('Running'));
+    expect(conditionOf(ready, 'ObjectsApplied')?.reason).toBe('Applied');
+    // Put back, then left alone: no write per look (counted per object: the refused CR above retries its own).
+    const applies = appliesOf(local.operator.transport, (body) => body.metadata.name.startsWith('remade'));
+    await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({ ...SITES, namespace, name: 'remade', body: { metadata: { labels: { look: 'again' } } } }, mergePatch);
+    await sleep(1_000);
+    expect(applies.count).toBe(0);
+    await sites.remove(namespace, 'remade');
+  });
+
+  test('a field okt renders, changed by `kubectl patch`, is put back; a field okt does not render stays its manager\'s', async () => {
+    const { namespace } = local;
+    await sites.create(namespace, 'edited', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(sites, namespace, 'edited', 'Ready at Running', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3);
+    await kubectl(['patch', 'configmap', 'edited-config', '-n', namespace, '--type=merge', '-p', JSON.stringify({ data: { node: 'edited', theirs: 'kept' } })]);
+    const put = await waitFor('data.node put back', async () => {
+      const data = (await core.readNamespacedConfigMap({ namespace, name: 'edited-config' })).data;
+      return data?.node === 'Running' ? data : undefined;
+    });
+    expect(put.theirs).toBe('kept');
+    await sites.remove(namespace, 'edited');
+  });
+
+  test('another field manager writing a field okt owns back each time: a few re-applies, then a condition naming the object and the manager, not a loop of writes', async () => {
+    const { namespace } = local;
+    await sites.create(namespace, 'fought', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(sites, namespace, 'fought', 'Ready at Running', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3);
+    // The fighter writes its value whenever it finds okt's: each of its writes after the first answers one of okt's.
+    let writes = 0;
+    let fighting = true;
+    const fighter = (async () => {
+      while (fighting) {
+        const data = (await core.readNamespacedConfigMap({ namespace, name: 'fought-config' })).data;
+        if (data?.node !== 'theirs') {
+          await core.patchNamespacedConfigMap({ namespace, name: 'fought-config', fieldManager: 'fighter', body: { data: { node: 'theirs' } } }, mergePatch);
+          writes += 1;
+        }
+        await sleep(50);
+      }
+    })();
+    try {
+      const contested = await waitForObject(sites, namespace, 'fought', 'ObjectsApplied=False, Contested', (o) => conditionOf(o, 'ObjectsApplied')?.reason === 'Contested', 30_000);
+      expect(conditionOf(contested, 'ObjectsApplied')?.message).toContain('ConfigMap fought-config (object "config"): field manager "fighter" changes fields okt applies');
+      await sleep(3_000);
+      // okt put it back FIGHT_REPAIRS (3) times, then left it: the fighter wrote once more than that.
+      expect(writes).toBe(4);
+      expect((await core.readNamespacedConfigMap({ namespace, name: 'fought-config' })).data?.node).toBe('theirs');
+    } finally {
+      fighting = false;
+      await fighter;
+    }
+    await sites.remove(namespace, 'fought');
+  });
+});
+
 describe('the operator killed with SIGKILL while it makes and prunes objects', () => {
   let sidecar: NoopSidecar | undefined;
   afterAll(async () => sidecar?.close());
@@ -240,7 +328,7 @@ describe('the operator killed between an apply and the status write after it', (
 });
 
 describe('the RBAC okt manifests generates for the objects', () => {
-  test('the operator\'s ServiceAccount may apply (create included), read, patch and delete the kinds the graph makes, and nothing more of them or of others', async () => {
+  test('the operator\'s ServiceAccount may apply (create included), read, list, watch, patch and delete the kinds the graph makes, and nothing more of them or of others', async () => {
     const { namespace } = local;
     const name = `okt-site-${namespace}`;
     const wanted = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
@@ -253,7 +341,11 @@ describe('the RBAC okt manifests generates for the objects', () => {
     await kubectl([...as, 'get', 'configmap', 'rbac-probe']);
     await kubectl([...as, 'patch', 'configmap', 'rbac-probe', '--type=merge', '-p', '{"metadata":{"ownerReferences":[]}}']);
     await kubectl([...as, 'delete', 'configmap', 'rbac-probe']);
-    await expect(kubectl([...as, 'get', 'configmaps'])).rejects.toThrow(/forbidden/);
+    // list and watch: okt's informer per kind the graph makes.
+    await kubectl([...as, 'get', 'configmaps', '-l', 'okt.dev/graph=site']);
+    expect((await kubectl([...as, 'auth', 'can-i', 'watch', 'configmaps'])).trim()).toBe('yes');
+    await expect(kubectl([...as, 'auth', 'can-i', 'update', 'configmaps'])).rejects.toThrow(/exited 1/);
+    await expect(kubectl([...as, 'get', 'pods'])).rejects.toThrow(/forbidden/);
     await expect(kubectl([...as, 'create', 'deployment', 'probe', '--image=probe'])).rejects.toThrow(/forbidden/);
     await expect(kubectl([...as, 'create', 'serviceaccount', 'probe'])).rejects.toThrow(/forbidden/);
   });

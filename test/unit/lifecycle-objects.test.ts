@@ -8,11 +8,12 @@ import { describe, expect, test } from 'vitest';
 import { defineGraph, renderObjects, type ObjectDeclaration, type ObjectOwner } from '../../src/graph/index.ts';
 import { planObjects, renderHash } from '../../src/controller/lifecycle/objects/inventory.ts';
 import { reverseDeclarationOrder } from '../../src/controller/lifecycle/objects/prune.ts';
+import { FIGHT_BACKOFF_MS, FIGHT_REPAIRS, FIGHT_WINDOW_MS, OwnedObjects, type Drift } from '../../src/controller/lifecycle/objects/owned.ts';
 import type { InventoryEntry } from '../../src/kube/lifecycle-resource.ts';
 import { lifecycleStatusSchema } from '../../src/kube/lifecycle-resource.ts';
 import { generateManifests } from '../../src/kube/manifests.ts';
 import { loadGraphFile } from '../../src/cli/graph-module.ts';
-import { kindResource } from '../../src/kube/transport/index.ts';
+import { kindResource, type KubeTransport } from '../../src/kube/transport/index.ts';
 
 const appGraph = (more: ObjectDeclaration<'Start' | 'Running' | 'Stopped'>[] = []) => defineGraph({
   name: 'app',
@@ -44,7 +45,7 @@ describe('planObjects', () => {
 
   test('an unchanged render is neither recorded nor applied again; a changed one is applied, not recorded again', () => {
     const running = settledAt('Running');
-    expect(planObjects(running, at('Running'))).toEqual({ record: undefined, apply: [], prune: [], settled: running });
+    expect(planObjects(running, at('Running'))).toMatchObject({ record: undefined, apply: [], prune: [], settled: running, unchanged: [{ entry: { id: 'service' } }, { entry: { id: 'config' } }, { entry: { id: 'secret' } }] });
     const changed = renderObjects(graph, { ...owner, metadata: { ...owner.metadata, labels: { tier: 'gold' } } }, 'Running').objects;
     expect(planObjects(running, changed)).toMatchObject({ record: undefined, apply: [], prune: [] });
     const edited = running.map((e) => (e.id === 'config' ? { ...e, hash: 'an older render' } : e));
@@ -114,9 +115,36 @@ test('okt manifests grants the kinds the graph makes, one rule per API group, an
   const rules = (docs: Record<string, unknown>[]) => (docs.find((d) => d.kind === 'ClusterRole') as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules;
   const withJob = appGraph([{ id: 'job', apiVersion: 'batch/v1', kind: 'Job', render: () => ({ apiVersion: 'batch/v1', kind: 'Job' }) }]);
   expect(rules(generateManifests(withJob, names, options)).slice(-2)).toEqual([
-    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'create', 'patch', 'delete'] },
-    { apiGroups: [''], resources: ['configmaps', 'secrets', 'services'], verbs: ['get', 'create', 'patch', 'delete'] },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['configmaps', 'secrets', 'services'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   ]);
   const none = defineGraph({ name: 'bare', entry: 'Start', nodes: { Start: {} } });
   expect(rules(generateManifests(none, names, options)).at(-1)).toEqual({ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] });
+});
+
+describe('a fight over an object okt puts back', () => {
+  const fightGraph = defineGraph({ name: 'fight', entry: 'A', nodes: { A: {} } });
+  const drift = { kind: 'changed', manager: 'fighter' } as const;
+
+  test('FIGHT_REPAIRS re-applies within the window, then none for FIGHT_BACKOFF_MS, naming the manager; a restart\'s first check counts for none', () => {
+    let now = 1_000_000;
+    const owned = new OwnedObjects({ graph: fightGraph, transport: {} as KubeTransport, owner: { apiVersion: 'okt.dev/v1', kind: 'Site' }, enqueue: () => undefined, now: () => now });
+    const repair = (d: Drift = drift) => owned.mayRepair('ns/web', 'v1', 'ConfigMap', 'ns', 'web-config', d);
+    expect(repair({ kind: 'changed', manager: undefined })).toBeUndefined();
+    for (let i = 0; i < FIGHT_REPAIRS; i++) {
+      expect(repair()).toBeUndefined();
+      now += 1_000;
+    }
+    expect(repair()).toEqual({ manager: 'fighter', until: now + FIGHT_BACKOFF_MS });
+    now += FIGHT_BACKOFF_MS - 1;
+    expect(repair()?.manager).toBe('fighter');
+    now += 1;
+    expect(repair()).toBeUndefined();
+    // Re-applies further apart than the window are no fight, however many.
+    for (let i = 0; i < 3 * FIGHT_REPAIRS; i++) {
+      now += FIGHT_WINDOW_MS / (FIGHT_REPAIRS - 1);
+      expect(repair({ kind: 'deleted' })).toBeUndefined();
+    }
+    owned.close();
+  });
 });

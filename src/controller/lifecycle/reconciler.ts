@@ -29,6 +29,7 @@ import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
 import { applyNodeObjects } from './objects/apply.ts';
+import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
 import { unreadable } from './status/conditions.ts';
@@ -135,6 +136,8 @@ export class LifecycleController {
   /** With a shard: the CRs no operator has labelled yet, of which this shard takes its own and labels them. */
   readonly newcomers: Informer<LifecycleObject> | undefined;
   readonly controller: Controller;
+  /** The objects its CRs' graph makes, watched (one informer per kind): undefined when it makes none. */
+  readonly owned: OwnedObjects | undefined;
   readonly #options: LifecycleControllerOptions;
   readonly #model: LifecycleModel;
   readonly #apiVersion: string;
@@ -211,14 +214,23 @@ export class LifecycleController {
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
+    this.owned = options.graph.objects.length === 0 ? undefined : new OwnedObjects({
+      graph: options.graph,
+      transport: options.transport,
+      owner: { apiVersion: this.#apiVersion, kind: options.resource.kind },
+      enqueue: (key) => this.controller.enqueue(key),
+      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
     // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
     // here is no deletion, so only adds and updates count.
     this.newcomers?.addHandler({ onAdd: enqueueOwn, onChange: enqueueOwn });
   }
 
   /** The caches the manager starts and waits for. */
-  get informers(): Informer<LifecycleObject>[] {
-    return this.newcomers === undefined ? [this.informer] : [this.informer, this.newcomers];
+  get informers(): Informer<KubeObject>[] {
+    return [this.informer, ...(this.newcomers === undefined ? [] : [this.newcomers]), ...(this.owned?.informers ?? [])];
   }
 
   /** The emitter delivered an event of `key`: look again if the resource was waiting for that. */
@@ -229,6 +241,7 @@ export class LifecycleController {
   /** Stops the long-polls and closes the sidecar connections (the manager stops informer and controller). */
   async close(): Promise<void> {
     this.#closed = true;
+    this.owned?.close();
     await this.#sidecars.close();
   }
 
@@ -409,6 +422,9 @@ export class LifecycleController {
     const io = {
       graph: this.#model.graph,
       transport: this.#options.transport,
+      key: objectKey(obj),
+      // Not while the CR is deleted: a look at it that is older than the end of its deletion path would make again what that let go of.
+      ...(this.owned === undefined || obj.metadata.deletionTimestamp !== undefined ? {} : { owned: this.owned }),
       now: new Date().toISOString(),
       write: async (next: LifecycleStatus) => {
         obj = await this.#writeStatus(obj, next);
@@ -510,4 +526,3 @@ function deliveryProblem(events: LifecycleEvents | undefined, uid: string): { de
   const blocked = events?.blocked(uid);
   return blocked ? { deliveryProblem: `the sink refuses event ${blocked.sequence}: ${blocked.reason}` } : {};
 }
-

@@ -1,4 +1,4 @@
-export { KubeTransport, ApiCounters, DEFAULT_REQUEST_TIMEOUT_MS } from './transport.ts';
+export { KubeTransport, ApiCounters, DEFAULT_FIELD_MANAGER, DEFAULT_REQUEST_TIMEOUT_MS } from './transport.ts';
 export type { ApiVerb, KubeTransportOptions, ListOptions, WatchOptions, WriteOptions, DeleteOptions } from './transport.ts';
 export { connectionFromKubeConfig } from './connection.ts';
 export type { ConnectionSettings } from './connection.ts';

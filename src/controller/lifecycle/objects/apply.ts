@@ -7,11 +7,12 @@ import { OBJECTS_CONDITION, renderObjects, type Graph, type ObjectOwner } from '
 import { setCondition } from '../../../kube/conditions.ts';
 import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
 import { isKubeApiError, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
-import { planObjects } from './inventory.ts';
+import { planObjects, type ObjectsPlan, type WantedObject } from './inventory.ts';
+import type { OwnedObjects } from './owned.ts';
 import { letGo } from './prune.ts';
 
 /** The reasons of condition ObjectsApplied. */
-export const OBJECTS_REASONS = { applied: 'Applied', applyFailed: 'ApplyFailed', renderFailed: 'RenderFailed' } as const;
+export const OBJECTS_REASONS = { applied: 'Applied', applyFailed: 'ApplyFailed', renderFailed: 'RenderFailed', contested: 'Contested' } as const;
 
 export interface NodeObjectsIo {
   readonly graph: Graph;
@@ -19,6 +20,10 @@ export interface NodeObjectsIo {
   /** Writes the CR's status whole and returns it as written. */
   write(status: LifecycleStatus): Promise<LifecycleStatus>;
   readonly now: string;
+  /** The cache of the objects okt made: one deleted or changed by someone since okt applied it is applied again. None for a CR being deleted (its objects are being let go of). */
+  readonly owned?: OwnedObjects;
+  /** The CR, `namespace/name`. */
+  readonly key: string;
 }
 
 /**
@@ -37,11 +42,13 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
   const plan = planObjects(status.objects ?? [], rendering.objects);
   // Recorded before it is created: an operator stopped right after the create finds it in status.
   if (plan.record !== undefined) status = await io.write({ ...status, objects: plan.record });
-  for (const { rendered } of plan.apply) {
+  const { repair, fights } = repairs(io, owner.metadata.namespace, plan);
+  for (const { rendered } of [...plan.apply, ...repair]) {
     const { declaration, object } = rendered;
     try {
       // force: takes only the fields okt's apply names (what the graph renders) from another manager; fields it does not name stay theirs.
-      await transport.apply(kindResource(declaration.apiVersion, declaration.kind), owner.metadata.namespace, object as KubeObject, { force: true });
+      const made = await transport.apply(kindResource(declaration.apiVersion, declaration.kind), owner.metadata.namespace, object as KubeObject, { force: true });
+      io.owned?.applied(declaration.apiVersion, declaration.kind, made);
     } catch (error) {
       const reason = isKubeApiError(error) ? (error.status?.message ?? error.message) : error instanceof Error ? error.message : String(error);
       const message = `${declaration.kind} ${object.metadata?.name ?? ''} (object "${declaration.id}") was not applied: ${reason}`;
@@ -52,7 +59,32 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
   // Every deletion asked for: one a finalizer holds goes when its finalizers are done, out of the inventory already.
   await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune, false);
   const applied = `every object the graph makes at ${status.state} is applied`;
-  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) });
+  const condition = fights.length === 0 ? objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) : objectsCondition(io, status, 'False', OBJECTS_REASONS.contested, fights.join('; '));
+  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: condition });
+}
+
+/**
+ * The objects applied already (their render unchanged) that someone deleted or whose fields okt owns
+ * someone changed: applied again, but for those fought over (put back FIGHT_REPAIRS times within a
+ * window), left as they are for a while and named.
+ */
+function repairs(io: NodeObjectsIo, namespace: string, plan: ObjectsPlan): { repair: WantedObject[]; fights: string[] } {
+  const repair: WantedObject[] = [];
+  const fights: string[] = [];
+  if (io.owned === undefined) return { repair, fights };
+  for (const wanted of plan.unchanged) {
+    const { apiVersion, kind, name } = wanted.entry;
+    const drift = io.owned.drift(apiVersion, kind, namespace, name);
+    if (drift === undefined) continue;
+    const fight = io.owned.mayRepair(io.key, apiVersion, kind, namespace, name, drift);
+    if (fight === undefined) {
+      repair.push(wanted);
+      continue;
+    }
+    const who = fight.manager === undefined ? 'someone deletes it or takes fields okt applies' : `field manager "${fight.manager}" changes fields okt applies`;
+    fights.push(`${kind} ${name} (object "${wanted.entry.id}"): ${who} each time okt puts it back; left as it is until ${new Date(fight.until).toISOString()}`);
+  }
+  return { repair, fights };
 }
 
 function objectsCondition(io: NodeObjectsIo, status: LifecycleStatus, state: 'True' | 'False', reason: string, message: string) {

@@ -23,6 +23,8 @@ export interface ObjectsPlan {
   readonly record: InventoryEntry[] | undefined;
   /** To apply, in order of declaration: never applied, or rendered otherwise since. */
   readonly apply: readonly WantedObject[];
+  /** Applied already as rendered now: applied again only if someone deleted or changed them since. */
+  readonly unchanged: readonly WantedObject[];
   /** No longer wanted, latest recorded first: pruned only once every apply succeeded. */
   readonly prune: readonly InventoryEntry[];
   /** The inventory once every apply and prune is done: the wanted objects in order of declaration. */
@@ -44,6 +46,7 @@ export function planObjects(inventory: readonly InventoryEntry[], rendered: read
   return {
     record: missing.length === 0 ? undefined : [...inventory, ...missing],
     apply: wanted.filter((w) => recorded(w.entry)?.hash !== w.entry.hash),
+    unchanged: wanted.filter((w) => recorded(w.entry)?.hash === w.entry.hash),
     prune: inventory.filter((known) => !wanted.some((w) => sameObject(known, w.entry))).reverse(),
     settled: wanted.map((w) => w.entry),
   };

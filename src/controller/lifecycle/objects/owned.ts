@@ -1,0 +1,208 @@
+// The objects okt made, watched: one informer per kind the graph declares, selected by okt's graph
+// label (not a GET per CR). An event on one looks at its CR again; the reconcile asks `drift` whether
+// an object the inventory says is applied was deleted or had a field okt owns changed by someone, and
+// `mayRepair` whether putting it back again is a fight (another manager writing it back each time).
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../../graph/canonical-json.ts';
+import { OBJECT_LABELS, type Graph } from '../../../graph/index.ts';
+import { DEFAULT_FIELD_MANAGER, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
+import { Informer } from '../../informer.ts';
+import type { Logger } from '../../logger.ts';
+
+/** Re-applies of one object allowed within FIGHT_WINDOW_MS: the next one is a fight. */
+export const FIGHT_REPAIRS = 3;
+export const FIGHT_WINDOW_MS = 60_000;
+/** How long a fought object is left as the other manager wrote it before okt puts it back again. */
+export const FIGHT_BACKOFF_MS = 300_000;
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  time?: string;
+  fieldsV1?: unknown;
+}
+
+/** What okt remembers of its own last apply of an object. */
+interface OwnApply {
+  readonly resourceVersion: string;
+  /** The hash of the fields okt's apply owns (its managedFields entry): changed only when another manager takes one of them, or the object is made anew. */
+  readonly fields: string;
+}
+
+/** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: okt has no record of its last apply, as after a restart). */
+export type Drift = { readonly kind: 'deleted' } | { readonly kind: 'changed'; readonly manager: string | undefined };
+
+/** A fight: the object is left alone until `until`, `manager` writing what okt owns back each time. */
+export interface Fight {
+  readonly manager: string | undefined;
+  readonly until: number;
+}
+
+export interface OwnedObjectsOptions {
+  graph: Graph;
+  transport: KubeTransport;
+  /** The CR kind's apiVersion and kind: only objects this kind controls wake a CR. */
+  owner: { apiVersion: string; kind: string };
+  /** Looks at the CR `namespace/name` again. */
+  enqueue(key: string): void;
+  namespace?: string;
+  watchIdleTimeoutMs?: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export class OwnedObjects {
+  /** One per kind the graph's declarations name, by `apiVersion kind`. */
+  readonly #informers = new Map<string, Informer>();
+  readonly #options: OwnedObjectsOptions;
+  readonly #own = new Map<string, OwnApply>();
+  readonly #repairs = new Map<string, number[]>();
+  readonly #fights = new Map<string, Fight>();
+  readonly #wakeups = new Set<NodeJS.Timeout>();
+
+  constructor(options: OwnedObjectsOptions) {
+    this.#options = options;
+    for (const { apiVersion, kind } of options.graph.objects) {
+      const id = kindId(apiVersion, kind);
+      if (this.#informers.has(id)) continue;
+      const informer = new Informer({
+        transport: options.transport,
+        resource: kindResource(apiVersion, kind),
+        labelSelector: `${OBJECT_LABELS.graph}=${options.graph.name}`,
+        // Only okt's entry of managedFields keeps its fields (compared with its last apply); the others' names and times say who took a field.
+        transform: keepOwnFields,
+        ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+        ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+      const wake = (obj: KubeObject) => {
+        const key = this.#ownerKey(obj);
+        if (key !== undefined) options.enqueue(key);
+      };
+      informer.addHandler({
+        onAdd: wake,
+        onChange: wake,
+        onDelete: (obj) => {
+          this.#own.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+          wake(obj);
+        },
+      });
+      this.#informers.set(id, informer);
+    }
+  }
+
+  /** The caches the manager starts, waits for and stops. */
+  get informers(): Informer[] {
+    return [...this.#informers.values()];
+  }
+
+  /** Remembers what okt's apply of an object returned: the object as okt left it. */
+  applied(apiVersion: string, kind: string, object: KubeObject): void {
+    const { namespace = '', name = '', resourceVersion = '' } = object.metadata;
+    this.#own.set(objectId(apiVersion, kind, namespace, name), { resourceVersion, fields: ownFieldsHash(object) });
+  }
+
+  /**
+   * Whether an object the inventory says is applied must be applied again: the cache lacks it
+   * (someone deleted it), or okt's fields in it are not those of okt's last apply. Undefined: it is
+   * as okt left it, or the cache has not yet seen okt's last write of it (its event wakes the CR).
+   */
+  drift(apiVersion: string, kind: string, namespace: string, name: string): Drift | undefined {
+    const informer = this.#informers.get(kindId(apiVersion, kind));
+    if (informer === undefined || !informer.hasSynced) return undefined;
+    const id = objectId(apiVersion, kind, namespace, name);
+    const own = this.#own.get(id);
+    if (own !== undefined && behind(informer.resourceVersion, own.resourceVersion)) return undefined;
+    const live = informer.store.get(`${namespace}/${name}`);
+    if (live === undefined) return { kind: 'deleted' };
+    if (own?.resourceVersion === live.metadata.resourceVersion) return undefined;
+    if (own !== undefined && own.fields === ownFieldsHash(live)) {
+      // Someone changed what okt does not own (a status, a label of theirs): nothing to put back.
+      this.#own.set(id, { ...own, resourceVersion: live.metadata.resourceVersion ?? '' });
+      return undefined;
+    }
+    return { kind: 'changed', manager: own === undefined ? undefined : lastOtherManager(live) };
+  }
+
+  /**
+   * Whether okt may put the object back now: not while a fight holds it; a repair that makes
+   * FIGHT_REPAIRS within FIGHT_WINDOW_MS starts one (the CR is looked at again when it ends).
+   */
+  mayRepair(crKey: string, apiVersion: string, kind: string, namespace: string, name: string, drift: Drift): Fight | undefined {
+    const id = objectId(apiVersion, kind, namespace, name);
+    const now = (this.#options.now ?? Date.now)();
+    const fight = this.#fights.get(id);
+    if (fight !== undefined && fight.until > now) return fight;
+    this.#fights.delete(id);
+    // A restart's first look is no repair of someone's change: it only checks okt's fields once.
+    if (drift.kind === 'changed' && drift.manager === undefined) return undefined;
+    const recent = (this.#repairs.get(id) ?? []).filter((at) => at > now - FIGHT_WINDOW_MS);
+    if (recent.length < FIGHT_REPAIRS) {
+      this.#repairs.set(id, [...recent, now]);
+      return undefined;
+    }
+    this.#repairs.delete(id);
+    const started: Fight = { manager: drift.kind === 'changed' ? drift.manager : undefined, until: now + FIGHT_BACKOFF_MS };
+    this.#fights.set(id, started);
+    const wakeup = setTimeout(() => {
+      this.#wakeups.delete(wakeup);
+      this.#options.enqueue(crKey);
+    }, FIGHT_BACKOFF_MS).unref();
+    this.#wakeups.add(wakeup);
+    return started;
+  }
+
+  /** Cancels the looks a fight's end would ask for: the controller is being closed. */
+  close(): void {
+    for (const wakeup of this.#wakeups) clearTimeout(wakeup);
+    this.#wakeups.clear();
+  }
+
+  /** The CR that controls the object (its controller owner reference of okt's CR kind), as `namespace/name`. */
+  #ownerKey(obj: KubeObject): string | undefined {
+    const { apiVersion, kind } = this.#options.owner;
+    const refs = (obj.metadata.ownerReferences ?? []) as { apiVersion?: string; kind?: string; name?: string; controller?: boolean }[];
+    const ref = refs.find((r) => r.controller === true && r.apiVersion === apiVersion && r.kind === kind);
+    return ref?.name === undefined ? undefined : `${obj.metadata.namespace ?? ''}/${ref.name}`;
+  }
+}
+
+function kindId(apiVersion: string, kind: string): string {
+  return `${apiVersion} ${kind}`;
+}
+
+function objectId(apiVersion: string, kind: string, namespace: string, name: string): string {
+  return `${apiVersion} ${kind} ${namespace}/${name}`;
+}
+
+function entriesOf(obj: KubeObject): ManagedFieldsEntry[] {
+  return ((obj.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []);
+}
+
+function isOwn(entry: ManagedFieldsEntry): boolean {
+  return entry.manager === DEFAULT_FIELD_MANAGER && entry.operation === 'Apply';
+}
+
+/** The cache's transform: managedFields keep okt's entry whole and the others' manager, operation and time only. */
+function keepOwnFields(obj: KubeObject): KubeObject {
+  const managedFields = entriesOf(obj).map((entry) => (isOwn(entry) ? entry : { manager: entry.manager, operation: entry.operation, time: entry.time }));
+  return { ...obj, metadata: { ...obj.metadata, managedFields } as KubeObject['metadata'] };
+}
+
+function ownFieldsHash(obj: KubeObject): string {
+  const own = entriesOf(obj).find(isOwn);
+  return createHash('sha256').update(canonicalJson(own?.fieldsV1 ?? null)).digest('hex');
+}
+
+/** The manager other than okt that wrote the object last (an Update takes the fields it changes from okt). */
+function lastOtherManager(obj: KubeObject): string | undefined {
+  const others = entriesOf(obj).filter((entry) => !isOwn(entry) && entry.manager !== undefined);
+  others.sort((a, b) => (a.time ?? '').localeCompare(b.time ?? ''));
+  return others.at(-1)?.manager;
+}
+
+/** Whether the cache (at `seen`) has not yet reached okt's write at `written`: resourceVersions are etcd revisions, compared as numbers when both are. */
+function behind(seen: string, written: string): boolean {
+  if (!/^\d+$/.test(seen) || !/^\d+$/.test(written)) return false;
+  return BigInt(seen) < BigInt(written);
+}
