@@ -48,6 +48,14 @@ export function objectsAt(graph: Graph<string>, node: string): GraphObject[] {
 }
 
 /**
+ * Whether the graph makes objects at `node`. A node the graph lacks (one of an earlier revision, where
+ * a CR still stands until it migrates) makes none: an operator applies only its own graph's.
+ */
+export function makesObjectsAt(graph: Graph<string>, node: string): boolean {
+  return graph.has(node) && objectsAt(graph, node).length > 0;
+}
+
+/**
  * The objects a CR should have at node `at`, every problem at once: a render that throws or returns
  * what its declaration does not say (another apiVersion, kind or name, a namespace not the CR's, a
  * controller other than the CR), no render function (a graph loaded from data), or spec.params the

@@ -9,6 +9,7 @@ import {
   diffGraphs,
   loadGraph,
   OBJECT_LABELS,
+  makesObjectsAt,
   objectsAt,
   renderDot,
   renderMermaid,
@@ -115,6 +116,13 @@ describe('declaring objects', () => {
     expect(objectsAt(graph, 'Start').map((o) => o.id)).toEqual(['workload', 'service', 'data']);
     expect(objectsAt(graph, 'Servicing').map((o) => o.id)).toEqual(['workload', 'service', 'data', 'backup', 'config']);
     expect(objectsAt(graph, 'End').map((o) => o.id)).toEqual(['workload', 'service', 'data']);
+  });
+
+  test("a node the graph lacks (where a CR of an earlier revision stands until it migrates) makes no objects, and is no error", () => {
+    const graph = appGraph();
+    expect(makesObjectsAt(graph, 'Servicing')).toBe(true);
+    expect(makesObjectsAt(graph, 'RenamedSinceRevision1')).toBe(false);
+    expect(() => objectsAt(graph, 'RenamedSinceRevision1')).toThrow(RangeError);
   });
 
   test('as data the declarations keep all but their functions; a graph loaded from it has the same revision', () => {

@@ -1,5 +1,5 @@
 import type { Span, Tracer } from '@opentelemetry/api';
-import { objectsAt, type Graph, type ObjectOwner } from '../../graph/index.ts';
+import { makesObjectsAt, type Graph, type ObjectOwner } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
@@ -398,7 +398,8 @@ export class LifecycleController {
     const operation = stored?.operation;
     if (stored === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return undefined;
     const owner = this.#objectOwner(obj);
-    if (owner === undefined || objectsAt(this.#model.graph, stored.state).length === 0) return undefined;
+    // A CR at a node of an earlier revision (until it migrates) waits for none of this graph's objects.
+    if (owner === undefined || !makesObjectsAt(this.#model.graph, stored.state)) return undefined;
     return { node: stored.state, readiness: await readNodeReadiness(this.#options.transport, this.#model.graph, owner, stored) };
   }
 

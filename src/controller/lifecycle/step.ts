@@ -4,7 +4,7 @@
 // a node whose action failed. The parts it builds on: cleanup.ts (deletion), deadline.ts, model.ts
 // (revisions and migration), status/ (what is written).
 import { isDeepStrictEqual } from 'node:util';
-import { nodeParams, objectsAt, type Graph } from '../../graph/index.ts';
+import { makesObjectsAt, nodeParams } from '../../graph/index.ts';
 import { decide } from '../../machine/index.ts';
 import { predictMigration, resolveDesired, type MigrationPrediction } from '../../plan/index.ts';
 import type { LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
@@ -53,7 +53,7 @@ export function step(given: StepInput): StepEffects {
  */
 function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffects {
   const start = effects.startOperation;
-  if (start === undefined || !makesObjects(input.model.graph, start.node)) return effects;
+  if (start === undefined || !makesObjectsAt(input.model.graph, start.node)) return effects;
   const { objects } = input;
   if (objects?.node === start.node && objects.readiness.kind === 'ready') return effects;
   // Nothing runs yet: no long-poll of the operation either.
@@ -61,14 +61,9 @@ function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffe
   return { ...rest, again: true };
 }
 
-/** The graph makes objects at the node (a node of an earlier revision the operator's graph lacks makes none: it applies only its own). */
-function makesObjects(graph: Graph, node: string): boolean {
-  return graph.has(node) && objectsAt(graph, node).length > 0;
-}
-
 /** The operation committed at the current node waits for its objects (undefined: they are ready); a failed one ends it Failed. */
 function awaitObjects(input: StepInput, work: StatusDraft, operation: OperationStatus): StepEffects | 'failed' | undefined {
-  if (!makesObjects(input.model.graph, operation.node)) return undefined;
+  if (!makesObjectsAt(input.model.graph, operation.node)) return undefined;
   const { objects } = input;
   if (objects?.node !== operation.node) return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects (not read yet)`), requeueAfterMs: OBJECTS_READY_POLL_MS };
   const { readiness } = objects;
