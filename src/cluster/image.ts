@@ -17,7 +17,6 @@ import {
   readTrimmed,
   seconds,
   step,
-  tool,
   WORK_PREFIXES,
   type ImageJob,
   type ImageOptions,

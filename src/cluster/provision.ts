@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, provisionLogPath, releaseBinaryPath } from './paths.ts';
 import { acquireLock } from './lock.ts';
-import { CommandError, runLogged, which } from './run.ts';
+import { CommandError, which } from './run.ts';
 import { ProvisionError, Steps } from './steps.ts';
 import {
   buildReleaseTargets,
@@ -155,7 +155,7 @@ function refuseUnlessAble(): void {
   );
 }
 
-export function isInstalled(pkg: string): boolean {
+function isInstalled(pkg: string): boolean {
   try {
     return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes(
       'install ok installed',

@@ -8,7 +8,7 @@ import { tempFiles } from '../fixtures/temp-files.ts';
 
 // `okt graph diff` as a person runs it: a module against a YAML file, human and --json, and its exit codes.
 
-const { dir, file } = tempFiles('okt-cli-graph-diff-');
+const { file } = tempFiles('okt-cli-graph-diff-');
 const graphIndex = pathToFileURL(path.resolve('src/graph/index.ts')).href;
 
 const oldModule = file(
