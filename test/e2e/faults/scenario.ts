@@ -293,7 +293,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           await rivalWrites(kc, namespace, names, fault.forMs, rival);
           break;
         case 'sidecar-switch':
-          await switching!.switchAndBack(kc, namespace, scenario.walks, progress, operators.graph, fault.forMs);
+          await switching!.switchAndBack(kc, namespace, progress, operators.graph, fault.forMs);
           break;
         case 'action-cycle':
           // Not across a rollout: the event a cycling action raises is named in the operators' revision.
@@ -540,34 +540,53 @@ async function patchSpecIfUnchanged(kc: KubeConfig, db: DatabaseObject, spec: Re
 /**
  * Up to `count` CRs resting at their desired node on the run's own sidecar, none taken before, whose
  * walks go on (so that they move while taken; once the walk is done, any), each patched with `spec`
- * while still resting as read, and held there by the walker (progress.held) until released. Looks for
- * 30 s at most.
+ * while still resting as read, and held there by the walker (progress.held) until released. While the
+ * walk goes on, a CR rests only between its settling and the walker's next tick, so the walker offers
+ * each CR it is about to move (progress.offerResting) rather than this LIST racing it for that moment;
+ * once the walk is done, every CR rests. Looks until one is taken, for the walk's own bound at most.
  */
-async function takeResting(kc: KubeConfig, namespace: string, walks: readonly string[][], progress: WalkProgress, count: number, spec: Record<string, unknown>): Promise<DatabaseObject[]> {
+async function takeResting(kc: KubeConfig, namespace: string, progress: WalkProgress, count: number, spec: Record<string, unknown>): Promise<DatabaseObject[]> {
   const taken: DatabaseObject[] = [];
-  const deadline = Date.now() + 30_000;
-  while (taken.length === 0 && Date.now() < deadline) {
-    let items: DatabaseObject[] = [];
-    try {
-      items = await list(kc, namespace);
-    } catch {
-      // the API server may be restarting
+  const offered: DatabaseObject[] = [];
+  const wanted = (db: DatabaseObject) => taken.length + offered.length < count && !progress.taken.has(db.metadata.name) && !progress.held.has(db.metadata.name) && db.spec.sidecar === undefined;
+  progress.offerResting = (db) => {
+    if (!wanted(db)) return false;
+    progress.held.add(db.metadata.name);
+    offered.push(db);
+    return true;
+  };
+  const take = async (db: DatabaseObject) => {
+    const patched = await patchSpecIfUnchanged(kc, db, spec);
+    if (patched === undefined) {
+      progress.held.delete(db.metadata.name);
+      return;
     }
-    for (const db of items) {
-      const name = db.metadata.name;
-      const walk = walks[Number(name.slice('db-'.length))]!;
-      const goesOn = progress.walked || (progress.at.get(name) ?? 0) + 1 < walk.length;
-      if (taken.length === count || progress.taken.has(name) || db.spec.sidecar !== undefined || !goesOn || !isSettledAt(db, db.spec.desiredState)) continue;
-      progress.held.add(name);
-      const patched = await patchSpecIfUnchanged(kc, db, spec);
-      if (patched === undefined) {
-        progress.held.delete(name);
-        continue;
+    progress.taken.add(db.metadata.name);
+    taken.push({ ...db, metadata: { ...db.metadata, generation: patched.metadata.generation } });
+  };
+  const deadline = Date.now() + WALK_TIMEOUT_MS;
+  try {
+    while (taken.length === 0 && Date.now() < deadline) {
+      for (const db of offered.splice(0)) await take(db);
+      if (progress.walked) {
+        let items: DatabaseObject[] = [];
+        try {
+          items = await list(kc, namespace);
+        } catch {
+          // the API server may be restarting
+        }
+        for (const db of items.filter((d) => isSettledAt(d, d.spec.desiredState))) {
+          if (!wanted(db)) continue;
+          progress.held.add(db.metadata.name);
+          await take(db);
+        }
       }
-      progress.taken.add(name);
-      taken.push({ ...db, metadata: { ...db.metadata, generation: patched.metadata.generation } });
+      if (taken.length === 0) await sleep(100);
     }
-    if (taken.length === 0) await sleep(100);
+  } finally {
+    progress.offerResting = undefined;
+    // Offered after the last look: back to the walker.
+    for (const db of offered.splice(0)) progress.held.delete(db.metadata.name);
   }
   return taken;
 }
@@ -603,9 +622,9 @@ class SidecarSwitch {
     return new SidecarSwitch(sidecar);
   }
 
-  async switchAndBack(kc: KubeConfig, namespace: string, walks: readonly string[][], progress: WalkProgress, graph: Graph, stayMs: number): Promise<void> {
+  async switchAndBack(kc: KubeConfig, namespace: string, progress: WalkProgress, graph: Graph, stayMs: number): Promise<void> {
     const stale = await this.sidecar.raiseFromProbe([servicingIn(graph), 'Running']);
-    const chosen = await takeResting(kc, namespace, walks, progress, SWITCHED_CRS, { sidecar: { url: this.sidecar.url } });
+    const chosen = await takeResting(kc, namespace, progress, SWITCHED_CRS, { sidecar: { url: this.sidecar.url } });
     this.switched += chosen.length;
     await Promise.all(chosen.map(async (before) => {
       const name = before.metadata.name;
@@ -661,7 +680,8 @@ async function driveCycle(kc: KubeConfig, namespace: string, progress: WalkProgr
   };
   const reads = new Map<string, { sentMs: number; answeredMs: number; generation: number; transition: number }[]>();
   try {
-    await waitFor(() => taken.size > 0 || progress.walked, 30_000, 'the walker to move a CR between Running and Servicing');
+    // As long as the walk may take: a walk slowed by the other faults offers its next move late, not never.
+    await waitFor(() => taken.size > 0 || progress.walked, WALK_TIMEOUT_MS, 'the walker to move a CR between Running and Servicing');
     const until = Date.now() + forMs;
     while (Date.now() < until) {
       const sentMs = Date.now();
@@ -731,6 +751,8 @@ interface WalkProgress {
   taken: Set<string>;
   /** CRs the walker leaves where they are for now (a switch being taken). */
   held: Set<string>;
+  /** While CRs are wanted at rest (takeResting): the walker offers each CR it is about to move on (true: taken and held). */
+  offerResting?: (db: DatabaseObject) => boolean;
   /** While a cycle is wanted: the walker offers it each CR it is about to move between Running and Servicing (true: taken, its actions now raise the cycle's events). */
   startCycle?: (db: DatabaseObject) => boolean;
 }
@@ -785,7 +807,7 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
         }
         if (step + 1 === plan.length) return;
         done = false;
-        if (progress.held.has(name)) return;
+        if (progress.held.has(name) || progress.offerResting?.(db) === true) return;
         if (LOOPED.includes(plan[step + 1] as never) && !progress.taken.has(name)) progress.startCycle?.(db);
         try {
           await api.patchSpec(namespace, name, { desiredState: plan[step + 1] });
