@@ -30,6 +30,14 @@ let operator: RunningOperator;
 /** The operator's view of a CR's sidecar URL: the same policy it is started with below. */
 let sidecarPolicy: SidecarUrlPolicy;
 let serial = 0;
+/** The operator's log, kept so that a CR that does not converge is shown with what the operator said of it. */
+const operatorLog: string[] = [];
+const OPERATOR_LOG_LINES = 20_000;
+
+function logAbout(name: string): string {
+  const lines = operatorLog.filter((line) => line.includes(`"${name}"`) || line.includes(`/${name}"`) || /"level":"(warn|error|fatal)"/.test(line));
+  return lines.slice(-60).join('');
+}
 
 beforeAll(async () => {
   await installDatabaseCrd(kc);
@@ -45,7 +53,15 @@ beforeAll(async () => {
     workers: 8,
     sidecar: { url: sidecar.url, token: sidecar.token },
     pollIntervalMs: 1_000,
-    logger: createLogger({ level: (process.env.OKT_TEST_LOG ?? 'silent') as 'silent' }),
+    logger: createLogger({
+      level: 'debug',
+      destination: {
+        write: (line: string) => {
+          if (process.env.OKT_TEST_LOG !== undefined) process.stdout.write(line);
+          if (operatorLog.push(line) > OPERATOR_LOG_LINES) operatorLog.shift();
+        },
+      },
+    }),
   });
 });
 
@@ -237,7 +253,9 @@ describe('fast-check specs through the real API server, the operator running', (
             return;
           }
           expect(faults.filter((f) => f.kind === 'refused').map((f) => f.field), `${label}: accepted, stored ${JSON.stringify(created.obj.spec).slice(0, 300)}`).toEqual([]);
-          const outcome = await expectHandled(name, created.obj, faults);
+          const outcome = await expectHandled(name, created.obj, faults).catch((error: unknown) => {
+            throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe operator's log of ${name} (and its warnings):\n${logAbout(name)}`, { cause: error });
+          });
           counts.add(`specs accepted, ${OUTCOMES[outcome]}`);
           if (outcome !== 'converged') stalled.push(name);
         }));
