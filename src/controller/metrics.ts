@@ -16,6 +16,10 @@ export interface ControllerMetrics {
   /** Actions that ended, by outcome: observed once per operation, when its end is recorded. */
   readonly actionDuration: Histogram<'graph' | 'node' | 'phase' | 'reason'>;
   readonly isLeader: Gauge;
+  /** Server-side applies of the objects a graph makes, by kind and outcome (`applied`, `refused`). */
+  readonly objectApplies: Counter<'graph' | 'kind' | 'outcome'>;
+  /** Objects let go of, by kind and outcome (`deleted`, `held`: a finalizer holds it, `kept`: deletion Keep). */
+  readonly objectPrunes: Counter<'graph' | 'kind' | 'outcome'>;
   /** Adds a source of the CRs stalled now (a lifecycle controller's cache), counted at each scrape. */
   addStalledSource(source: () => Iterable<{ graph: string; reason: string }>): void;
 }
@@ -72,6 +76,8 @@ export function createControllerMetrics(options: ControllerMetricsOptions = {}):
     queueDepth: new Gauge({ name: 'okt_workqueue_depth', help: 'Keys waiting in the work queue (ready, not delayed).', labelNames: ['controller'], registers }),
     queueLatency: new Histogram({ name: 'okt_workqueue_latency_seconds', help: 'Time a key waited in the work queue before a worker took it.', labelNames: ['controller'], buckets: DURATION_BUCKETS, registers }),
     transitionsTotal: new Counter({ name: 'okt_transitions_total', help: 'Lifecycle transitions recorded, by graph and from/to node.', labelNames: ['graph', 'from', 'to'], registers }),
+    objectApplies: new Counter({ name: 'okt_object_applies_total', help: 'Server-side applies of the objects graphs make, by graph, kind and outcome: applied, or refused by the API server.', labelNames: ['graph', 'kind', 'outcome'], registers }),
+    objectPrunes: new Counter({ name: 'okt_object_prunes_total', help: 'Objects graphs make let go of, by graph, kind and outcome: deleted, held (deleted, a finalizer holds it; asked again while the deletion path waits for it), kept (deletion: Keep, disowned).', labelNames: ['graph', 'kind', 'outcome'], registers }),
     isLeader: new Gauge({ name: 'okt_leader', help: '1 while this replica holds the leader election lease (or runs without leader election).', registers }),
   };
 }

@@ -103,3 +103,21 @@ function shorten(status: LifecycleStatus, added: readonly OutboxEntry[], graph: 
   const readBack = expand({ ...status, emitted }, graph);
   return same(readBack, added) ? emitted : undefined;
 }
+
+/**
+ * `status` with more events of its own write (a write outside the step: the objects' apply), numbered
+ * after its sequence: those of earlier writes delivered up to `delivered` leave it, the rest stay.
+ */
+export function withMoreEvents(
+  status: LifecycleStatus,
+  delivered: number,
+  graph: string,
+  desired: string,
+  added: readonly Omit<OutboxEntry, 'sequence'>[],
+): LifecycleStatus {
+  if (added.length === 0) return status;
+  const earlier = statusEvents(status, graph).filter((entry) => entry.sequence > delivered);
+  const { outbox: _outbox, emitted: _emitted, ...rest } = status;
+  const numbered = added.map((entry, i): OutboxEntry => ({ ...entry, sequence: status.sequence + 1 + i }));
+  return withEvents({ ...rest, sequence: status.sequence + added.length }, earlier, numbered, graph, desired);
+}

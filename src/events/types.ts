@@ -13,6 +13,9 @@ export const LIFECYCLE_EVENT_TYPES = {
   stalled: 'dev.okt.lifecycle.stalled.v1',
   migrated: 'dev.okt.lifecycle.migrated.v1',
   braked: 'dev.okt.lifecycle.braked.v1',
+  objectsApplied: 'dev.okt.lifecycle.objects.applied.v1',
+  objectsReady: 'dev.okt.lifecycle.objects.ready.v1',
+  objectsFailed: 'dev.okt.lifecycle.objects.failed.v1',
 } as const;
 
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[keyof typeof LIFECYCLE_EVENT_TYPES];
@@ -56,8 +59,18 @@ export const lifecycleEventDataSchema = z
       })
       .optional()
       .describe('On migrated events: from which revision and node to which.'),
-    reason: z.string().optional().describe('Why, on converged, stalled, migrated and braked events, and on a transition a deadline took (DeadlineExceeded): a condition reason.'),
-    message: z.string().optional().describe('A human explanation, on stalled and braked events and on a transition a deadline took.'),
+    objects: z
+      .array(
+        z.looseObject({
+          id: z.string().min(1).describe('The id of its declaration in the graph.'),
+          kind: z.string().min(1),
+          name: z.string().min(1),
+        }),
+      )
+      .optional()
+      .describe('On objects.* events: the objects of the node (subject) the event is about: those applied, those ready, or the one that failed.'),
+    reason: z.string().optional().describe('Why, on converged, stalled, migrated, braked and objects.failed events, and on a transition a deadline took (DeadlineExceeded): a condition reason.'),
+    message: z.string().optional().describe('A human explanation, on stalled, braked and objects.failed events and on a transition a deadline took.'),
     cycle: z.array(nodeName).optional().describe('On braked events: the cycle the resource turned, as entered (its first node is its last).'),
     turns: z.number().int().positive().optional().describe('On braked events: the turns of a cycle since the last spec edit (transitions into a node on its path).'),
   })

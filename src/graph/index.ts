@@ -3,7 +3,7 @@ export type { Graph, GraphNode, GraphDefinition, NodeDefinition, GraphTable, Sta
 export { PARAM_NAME, PARAM_NAME_RULE } from './params.ts';
 export { canonicalJson } from './canonical-json.ts';
 export type { JsonSchema, ParamsChangePolicy, ParamsCheck, ParamsProblem } from './params.ts';
-export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, OWN_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, OBJECTS_CONDITION, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
+export { DEFAULT_STATE, RESERVED_NAMES, KSTATUS_CONDITION_TYPES, OWN_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, OBJECTS_CONDITION, OBJECTS_READY_CONDITION, NODE_CONDITION_PREFIX, conditionTypeProblem, nodeConditionType } from './names.ts';
 export { fateOf, strandedReason } from './migrations.ts';
 export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSource } from './migrations.ts';
 export { actionDrivenCycles } from './cycles.ts';

@@ -21,8 +21,11 @@ export const CYCLE_BRAKE_CONDITION = 'CycleBrake';
 /** The condition okt writes about the objects the graph makes at the CR's node: applied, or which one failed and why. */
 export const OBJECTS_CONDITION = 'ObjectsApplied';
 
+/** The condition okt writes when an action waits for its node's objects: ready (its action starts), not yet, or one failed. */
+export const OBJECTS_READY_CONDITION = 'ObjectsReady';
+
 /** Every condition type okt writes besides the node conditions. */
-export const OWN_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, OBJECTS_CONDITION];
+export const OWN_CONDITION_TYPES: readonly string[] = [...KSTATUS_CONDITION_TYPES, CYCLE_BRAKE_CONDITION, OBJECTS_CONDITION, OBJECTS_READY_CONDITION];
 
 /** Where a node's condition goes when its name is one of okt's own condition types. */
 export const NODE_CONDITION_PREFIX = 'node.okt.dev/';

@@ -8,6 +8,8 @@ import type { OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import { provisioningLoopGraph, provisioningLoopOutcomes } from '../fixtures/cycle-graphs.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/events/types.ts';
+import type { NodeReadiness } from '../../src/controller/lifecycle/objects/readiness.ts';
+import { siteGraph } from '../fixtures/object-graph.ts';
 
 export function resourceFor(name: string, uid = `uid-${name}`): EmittedResource {
   return {
@@ -38,7 +40,22 @@ export function simulatedOutbox(): OutboxEntry[] {
   sim.setDesired('End');
   run(8);
   const entries = [...seen.values()].sort((a, b) => a.sequence - b.sequence);
-  return [...entries, { ...brakedEntry(), sequence: entries.length + 1 }];
+  const more = [brakedEntry(), objectsEntry({ kind: 'ready' }, LIFECYCLE_EVENT_TYPES.objectsReady), objectsEntry(CONFIG_FAILED, LIFECYCLE_EVENT_TYPES.objectsFailed)];
+  return [...entries, ...more.map((entry, i) => ({ ...entry, sequence: entries.length + 1 + i }))];
+}
+
+const CONFIG_FAILED: NodeReadiness = { kind: 'failed', object: 'ConfigMap db-config (object "config")', message: 'Stalled', ref: { id: 'config', kind: 'ConfigMap', name: 'db-config' } };
+
+/** The objects.ready or objects.failed event of a CR whose node's objects the step is told are so (objects.applied is apply.ts's: the e2e tests). */
+function objectsEntry(readiness: NodeReadiness, type: string): OutboxEntry {
+  const sim = new LifecycleSim(siteGraph, 'Running');
+  sim.objectsAt = () => readiness;
+  for (let i = 0; i < 10; i += 1) {
+    sim.reconcile();
+    const found = sim.events.find((e) => e.type === type);
+    if (found !== undefined) return found;
+  }
+  throw new Error(`no ${type} event`);
 }
 
 /** The braked event of a CR its action drives round a cycle (another graph's: the database graph has no such loop). */

@@ -163,3 +163,38 @@ describe('the gate: a node\'s action starts once its objects are ready', () => {
     expect(sim.started.size).toBe(0);
   });
 });
+
+describe('condition ObjectsReady and its events', () => {
+  const eventsOf = (sim: LifecycleSim, type: string) => sim.events.filter((e) => e.type === `dev.okt.lifecycle.objects.${type}.v1`);
+
+  test('objects ready: one objects.ready event, in the write that sets ObjectsReady=True, naming the objects; not again while it stays so', () => {
+    const sim = new LifecycleSim(backupGraph(), 'Backup');
+    let verdict: NodeReadiness = notReady;
+    const objects = [{ id: 'settings', kind: 'ConfigMap', name: 'x-settings' }, { id: 'job', kind: 'Job', name: 'x-job' }];
+    sim.objectsAt = (node) => (node === 'Backup' ? verdict : { kind: 'ready' });
+    sim.reconcile();
+    sim.reconcile();
+    expect(findCondition(sim.status!.conditions, 'ObjectsReady')).toMatchObject({ status: 'False', reason: 'ObjectsNotReady' });
+    expect(eventsOf(sim, 'ready')).toEqual([]);
+    verdict = { kind: 'ready' };
+    sim.objectRefsAt = () => objects;
+    sim.reconcile();
+    expect(findCondition(sim.status!.conditions, 'ObjectsReady')).toMatchObject({ status: 'True', reason: 'Ready' });
+    expect(eventsOf(sim, 'ready')).toMatchObject([{ subject: 'Backup', data: { objects, to: 'Backup' } }]);
+    const sequence = sim.status!.sequence;
+    sim.delivered = sequence;
+    sim.reconcile();
+    expect(sim.events.filter((e) => e.sequence > sequence && e.type.includes('objects'))).toEqual([]);
+  });
+
+  test('a failed object: one objects.failed event naming it, reason ObjectFailed, in the write that ends the operation', () => {
+    const sim = new LifecycleSim(backupGraph(), 'Backup');
+    sim.objectsAt = (node) => (node === 'Backup' ? { ...jobFailed, ref: { id: 'job', kind: 'Job', name: 'x-job' } } : { kind: 'ready' });
+    sim.reconcile();
+    sim.reconcile();
+    expect(findCondition(sim.status!.conditions, 'ObjectsReady')).toMatchObject({ status: 'False', reason: 'ObjectFailed', message: 'Job x-job (object "job"): Job Failed' });
+    const failed = eventsOf(sim, 'failed');
+    expect(failed).toMatchObject([{ subject: 'Backup', data: { objects: [{ id: 'job', kind: 'Job', name: 'x-job' }], reason: 'ObjectFailed', message: 'Job x-job (object "job"): Job Failed' } }]);
+    expect(sim.events.find((e) => e.type === 'dev.okt.lifecycle.action.failed.v1')?.sequence).toBe(failed[0]!.sequence + 1);
+  });
+});

@@ -1,7 +1,7 @@
 // The events a status holds: a write's own events kept as what they add to that status, read back
 // exactly; earlier undelivered ones in full; anything the status cannot say kept in full.
 import { describe, expect, test } from 'vitest';
-import { statusEvents, withEvents } from '../../src/events/status-events.ts';
+import { statusEvents, withEvents, withMoreEvents } from '../../src/events/status-events.ts';
 import type { LifecycleStatus, OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 
 const status: Omit<LifecycleStatus, 'outbox' | 'emitted'> = {
@@ -69,5 +69,23 @@ describe('status events', () => {
 
   test('a write without events holds none of its own', () => {
     expect(withEvents(status, [], [], 'database', 'Running')).toEqual(status);
+  });
+});
+
+describe('withMoreEvents (a write outside the step: the objects\' apply)', () => {
+  const transition = entry(8, 'dev.okt.lifecycle.transition.v1', { ...base, from: 'Start', events: ['DefaultState'] });
+  const started = entry(9, 'dev.okt.lifecycle.action.started.v1', { ...base, from: 'Start', events: ['DefaultState'], operation: { id: 'u-4', node: 'Running', phase: 'Pending' } });
+  const stepWrote = withEvents(status, [], [transition, started], 'database', 'Running');
+  const applied = { type: 'dev.okt.lifecycle.objects.applied.v1', time: '2026-11-24T00:00:01.000Z', subject: 'Running', data: { ...base, objects: [{ id: 'config', kind: 'ConfigMap', name: 'db-config' }] } };
+
+  test('numbers its events after the status\'s sequence, and keeps the undelivered events of the write before it', () => {
+    const written = withMoreEvents(stepWrote, 8, 'database', 'Running', [applied]);
+    expect(written.sequence).toBe(10);
+    expect(JSON.stringify(statusEvents(JSON.parse(JSON.stringify(written)), 'database'))).toBe(JSON.stringify([started, { ...applied, sequence: 10 }]));
+  });
+
+  test('those delivered leave it; with nothing to add, the status stays as it is', () => {
+    expect(statusEvents(withMoreEvents(stepWrote, 9, 'database', 'Running', [applied]), 'database').map((e) => e.sequence)).toEqual([10]);
+    expect(withMoreEvents(stepWrote, 0, 'database', 'Running', [])).toBe(stepWrote);
   });
 });

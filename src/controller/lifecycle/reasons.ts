@@ -44,7 +44,9 @@ export const REASONS = {
   paramsChanged: 'ParamsChanged',
   /** The node's action waits for its objects to be ready (the message names the first that is not, and why). */
   objectsNotReady: 'ObjectsNotReady',
-  /** Not a condition: the reason of an operation never started because an object of its node failed (a Job failed, a Deployment past its progress deadline). */
+  /** Condition ObjectsReady: every object of the node is ready, its action starts. */
+  objectsReady: 'Ready',
+  /** The reason of an operation never started because an object of its node failed (a Job failed, a Deployment past its progress deadline). */
   objectFailed: 'ObjectFailed',
   /** The cycle brake holds the action of a node the CR re-entered without a spec edit (condition CycleBrake). */
   cycleBraked: 'CycleBraked',

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Span, Tracer } from '@opentelemetry/api';
 import { makesObjectsAt, type Graph, type ObjectOwner } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
@@ -28,7 +29,7 @@ import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION } from './model.ts';
-import { applyNodeObjects } from './objects/apply.ts';
+import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
 import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
@@ -344,7 +345,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
-    if (effects.finish === undefined && this.#model.graph.objects.length > 0) obj = await this.#applyNodeObjects(obj);
+    if (effects.finish === undefined && this.#model.graph.objects.length > 0) obj = await this.#applyNodeObjects(obj, resource);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -400,7 +401,7 @@ export class LifecycleController {
     const owner = this.#objectOwner(obj);
     // A CR at a node of an earlier revision (until it migrates) waits for none of this graph's objects.
     if (owner === undefined || !makesObjectsAt(this.#model.graph, stored.state)) return undefined;
-    return { node: stored.state, readiness: await readNodeReadiness(this.#options.transport, this.#model.graph, owner, stored) };
+    return { node: stored.state, ...(await readNodeReadiness(this.#options.transport, this.#model.graph, owner, stored)) };
   }
 
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
@@ -416,19 +417,24 @@ export class LifecycleController {
   }
 
   /** The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it starts finds them applied. */
-  async #applyNodeObjects(obj: LifecycleObject): Promise<LifecycleObject> {
+  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
-    const io = {
+    const { events } = this.#options;
+    const io: NodeObjectsIo = {
       graph: this.#model.graph,
       transport: this.#options.transport,
       key: objectKey(obj),
       // Not while the CR is deleted: a look at it that is older than the end of its deletion path would make again what that let go of.
       ...(this.owned === undefined || obj.metadata.deletionTimestamp !== undefined ? {} : { owned: this.owned }),
       now: new Date().toISOString(),
+      events: { delivered: events ? events.delivered(resource.uid) : Number.MAX_SAFE_INTEGER, desired: (obj.spec as LifecycleSpec).desiredState },
+      ...this.#objectCounts(),
       write: async (next: LifecycleStatus) => {
         obj = await this.#writeStatus(obj, next);
+        // Its events go out as the step's do: handed to the emitter once written.
+        this.#offer(resource.key, resource, next);
         return next;
       },
     };
@@ -436,13 +442,34 @@ export class LifecycleController {
     return obj;
   }
 
-  /** At the end of the deletion path: every object in the inventory let go of (deleted in reverse order of declaration, or kept), and gone. */
+  /** The metrics' counts of applies and objects let go of, when there are metrics. */
+  #objectCounts(): { counts?: ObjectCounts } {
+    const { metrics } = this.#options;
+    if (metrics === undefined) return {};
+    const graph = this.#model.graph.name;
+    return {
+      counts: {
+        applied: (kind, outcome) => metrics.objectApplies.labels(graph, kind, outcome).inc(),
+        letGo: (entry, outcome) => metrics.objectPrunes.labels(graph, entry.kind, outcome).inc(),
+      },
+    };
+  }
+
+  /**
+   * At the end of the deletion path: every object in the inventory let go of (deleted in reverse order
+   * of declaration, or kept), and gone. One a finalizer holds is named on the CR (ObjectsApplied=False,
+   * ObjectsDeleting) while the CR's finalizer waits for it.
+   */
   async #objectsGone(obj: LifecycleObject): Promise<boolean> {
     const status = parseStatus(obj.status);
-    const inventory = status !== undefined && !('invalid' in status) ? (status.objects ?? []) : [];
-    if (inventory.length === 0) return true;
+    if (status === undefined || 'invalid' in status || (status.objects ?? []).length === 0) return true;
     const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
-    return letGo(this.#options.transport, this.#model.graph, owner, reverseDeclarationOrder(this.#model.graph, inventory), true);
+    const graph = this.#model.graph;
+    const held = await letGo(this.#options.transport, graph, owner, reverseDeclarationOrder(graph, status.objects ?? []), true, this.#objectCounts().counts?.letGo);
+    if (held === undefined) return true;
+    const next = { ...status, conditions: objectsDeletingCondition(status, held, new Date().toISOString()) };
+    if (!isDeepStrictEqual(next, status)) await this.#writeStatus(obj, next);
+    return false;
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */

@@ -5,7 +5,7 @@ import type { Planner } from '../../plan/index.ts';
 import type { Condition } from '../../kube/conditions.ts';
 import type { LifecycleSpec, LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
 import type { StatusFormat } from '../../kube/status-format.ts';
-import type { NodeReadiness } from './objects/readiness.ts';
+import type { NodeReadiness, ObjectRef } from './objects/readiness.ts';
 
 /** The graph of a controller with its planner (both precompute their tables once), and the earlier revisions it still serves. */
 export interface LifecycleModel {
@@ -111,7 +111,7 @@ export interface StepInput {
   /** The shape status is written in (its CRD version's). Default: full. */
   statusFormat?: StatusFormat;
   /** The readiness of the objects the graph makes at `node` (read while an action of that node waits to start); absent: not read. */
-  objects?: { node: string; readiness: NodeReadiness };
+  objects?: { node: string; readiness: NodeReadiness; objects?: readonly ObjectRef[] };
 }
 
 /** What the reconciler must do, in this order: write status, cancel or start the operation, delete/unfinalize, requeue. */

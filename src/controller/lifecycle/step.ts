@@ -4,7 +4,9 @@
 // a node whose action failed. The parts it builds on: cleanup.ts (deletion), deadline.ts, model.ts
 // (revisions and migration), status/ (what is written).
 import { isDeepStrictEqual } from 'node:util';
-import { makesObjectsAt, nodeParams } from '../../graph/index.ts';
+import { LIFECYCLE_EVENT_TYPES } from '../../events/types.ts';
+import { makesObjectsAt, nodeParams, OBJECTS_READY_CONDITION } from '../../graph/index.ts';
+import { findCondition } from '../../kube/conditions.ts';
 import { decide } from '../../machine/index.ts';
 import { predictMigration, resolveDesired, type MigrationPrediction } from '../../plan/index.ts';
 import type { LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
@@ -61,19 +63,43 @@ function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffe
   return { ...rest, again: true };
 }
 
-/** The operation committed at the current node waits for its objects (undefined: they are ready); a failed one ends it Failed. */
+/**
+ * The operation committed at the current node waits for its objects (undefined: they are ready); a
+ * failed one ends it Failed. Condition ObjectsReady records the verdict, and its change to ready or
+ * failed is an event (objects.ready, objects.failed) of the same write.
+ */
 function awaitObjects(input: StepInput, work: StatusDraft, operation: OperationStatus): StepEffects | 'failed' | undefined {
   if (!makesObjectsAt(input.model.graph, operation.node)) return undefined;
   const { objects } = input;
   if (objects?.node !== operation.node) return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects (not read yet)`), requeueAfterMs: OBJECTS_READY_POLL_MS };
   const { readiness } = objects;
-  if (readiness.kind === 'ready') return undefined;
+  if (readiness.kind === 'ready') {
+    const said = objectsReady(work, 'True', REASONS.objectsReady, `every object of ${operation.node} is ready: its action starts (operation ${operation.id})`);
+    if (said) work.emit(LIFECYCLE_EVENT_TYPES.objectsReady, operation.node, { ...work.data(operation.node, operation.node, []), objects: (objects.objects ?? []).map((o) => ({ ...o })) });
+    return undefined;
+  }
   const message = `${readiness.object}: ${readiness.message}`;
   if (readiness.kind === 'failed') {
+    if (objectsReady(work, 'False', REASONS.objectFailed, message)) {
+      work.emit(LIFECYCLE_EVENT_TYPES.objectsFailed, operation.node, {
+        ...work.data(operation.node, operation.node, []),
+        ...(readiness.ref === undefined ? {} : { objects: [{ ...readiness.ref }] }),
+        reason: REASONS.objectFailed,
+        message,
+      });
+    }
     finishOperation(work, operation, { phase: 'Failed', events: [], reason: REASONS.objectFailed, message: `never started: ${message}`, finishedAt: input.now });
     return 'failed';
   }
+  objectsReady(work, 'False', REASONS.objectsNotReady, message);
   return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects: ${message}`), requeueAfterMs: OBJECTS_READY_POLL_MS };
+}
+
+/** Sets condition ObjectsReady; true when it says something it did not (its news for an event). */
+function objectsReady(work: StatusDraft, state: 'True' | 'False', reason: string, message: string): boolean {
+  const before = findCondition(work.status.conditions, OBJECTS_READY_CONDITION);
+  work.set(OBJECTS_READY_CONDITION, state, reason, message);
+  return before?.status !== state || before.reason !== reason || before.message !== message;
 }
 
 /** What the guards of one step share: the input (on the revision the resource is driven on), the status being written, and the events collected. */

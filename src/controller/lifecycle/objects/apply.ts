@@ -1,18 +1,22 @@
 // The objects the graph makes at the CR's node, made so: rendered, recorded in the inventory
 // (status.objects) before any is first created, applied server-side (only those rendered otherwise
 // since their last apply), and, once every apply succeeded, those no longer wanted let go of.
-// Condition ObjectsApplied says how it went: a failed apply names the object and the API's message.
+// Condition ObjectsApplied says how it went: a failed apply names the object and the API's message;
+// the write that says so holds its event (objects.applied, objects.failed).
 import { isDeepStrictEqual } from 'node:util';
+import { withMoreEvents } from '../../../events/status-events.ts';
+import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../../events/types.ts';
 import { OBJECTS_CONDITION, renderObjects, type Graph, type ObjectOwner } from '../../../graph/index.ts';
 import { setCondition } from '../../../kube/conditions.ts';
-import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
+import type { InventoryEntry, LifecycleStatus, OutboxEntry } from '../../../kube/lifecycle-resource.ts';
+import { renderPath } from '../../../machine/index.ts';
 import { isKubeApiError, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
 import { planObjects, type ObjectsPlan, type WantedObject } from './inventory.ts';
 import type { OwnedObjects } from './owned.ts';
-import { letGo } from './prune.ts';
+import { letGo, type HeldObject, type LetGoOutcome } from './prune.ts';
 
 /** The reasons of condition ObjectsApplied. */
-export const OBJECTS_REASONS = { applied: 'Applied', applyFailed: 'ApplyFailed', renderFailed: 'RenderFailed', contested: 'Contested' } as const;
+export const OBJECTS_REASONS = { applied: 'Applied', applyFailed: 'ApplyFailed', renderFailed: 'RenderFailed', contested: 'Contested', deleting: 'ObjectsDeleting' } as const;
 
 export interface NodeObjectsIo {
   readonly graph: Graph;
@@ -24,6 +28,16 @@ export interface NodeObjectsIo {
   readonly owned?: OwnedObjects;
   /** The CR, `namespace/name`. */
   readonly key: string;
+  /** The events of the CR delivered so far (those stay out of the outbox), and its spec.desiredState (their data's `desired`). */
+  readonly events: { readonly delivered: number; readonly desired: string };
+  /** Hears of each apply and each object let go of (the metrics). */
+  readonly counts?: ObjectCounts;
+}
+
+/** What the metrics count of the objects: each apply by its outcome, each object let go of by its. */
+export interface ObjectCounts {
+  applied(kind: string, outcome: 'applied' | 'refused'): void;
+  letGo(entry: InventoryEntry, outcome: LetGoOutcome): void;
 }
 
 /**
@@ -37,7 +51,9 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
   let status = stored;
   const rendering = renderObjects(graph, owner, stored.state);
   if (rendering.problems.length > 0) {
-    return writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.renderFailed, rendering.problems.map((p) => p.message).join('; ')) });
+    const message = rendering.problems.map((p) => p.message).join('; ');
+    const failed = objectsEvent(io, status, LIFECYCLE_EVENT_TYPES.objectsFailed, { reason: OBJECTS_REASONS.renderFailed, message });
+    return writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.renderFailed, message) }, failed);
   }
   const plan = planObjects(status.objects ?? [], rendering.objects);
   // Recorded before it is created: an operator stopped right after the create finds it in status.
@@ -49,18 +65,44 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
       // force: takes only the fields okt's apply names (what the graph renders) from another manager; fields it does not name stay theirs.
       const made = await transport.apply(kindResource(declaration.apiVersion, declaration.kind), owner.metadata.namespace, object as KubeObject, { force: true });
       io.owned?.applied(declaration.apiVersion, declaration.kind, made);
+      io.counts?.applied(declaration.kind, 'applied');
     } catch (error) {
+      io.counts?.applied(declaration.kind, 'refused');
       const reason = isKubeApiError(error) ? (error.status?.message ?? error.message) : error instanceof Error ? error.message : String(error);
       const message = `${declaration.kind} ${object.metadata?.name ?? ''} (object "${declaration.id}") was not applied: ${reason}`;
-      await writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.applyFailed, message) });
+      const failed = objectsEvent(io, status, LIFECYCLE_EVENT_TYPES.objectsFailed, {
+        objects: [{ id: declaration.id, kind: declaration.kind, name: object.metadata?.name ?? '' }],
+        reason: OBJECTS_REASONS.applyFailed,
+        message,
+      });
+      await writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.applyFailed, message) }, failed);
       throw error;
     }
   }
   // Every deletion asked for: one a finalizer holds goes when its finalizers are done, out of the inventory already.
-  await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune, false);
+  await letGo(transport, graph, { namespace: owner.metadata.namespace, uid: owner.metadata.uid }, plan.prune, false, io.counts?.letGo);
   const applied = `every object the graph makes at ${status.state} is applied`;
   const condition = fights.length === 0 ? objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) : objectsCondition(io, status, 'False', OBJECTS_REASONS.contested, fights.join('; '));
-  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: condition });
+  // Said once per render applied (not for an object put back: its node's objects were applied before).
+  const event = plan.apply.length === 0 ? undefined : objectsEvent(io, status, LIFECYCLE_EVENT_TYPES.objectsApplied, { objects: plan.apply.map(({ entry }) => ({ id: entry.id, kind: entry.kind, name: entry.name })) });
+  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: condition }, event);
+}
+
+/** An event about the objects of the CR's node, its data the status's as the step's events have it. */
+function objectsEvent(io: NodeObjectsIo, status: LifecycleStatus, type: LifecycleEventType, more: Partial<LifecycleEventData>): Omit<OutboxEntry, 'sequence'> {
+  const data: LifecycleEventData = {
+    graph: io.graph.name,
+    graphRevision: status.graphRevision ?? io.graph.revision,
+    transition: status.transition,
+    from: status.state,
+    to: status.state,
+    desired: io.events.desired,
+    events: [],
+    path: status.pathSummary ?? renderPath(status.path),
+    generation: status.observedGeneration,
+    ...more,
+  };
+  return { type, time: io.now, subject: status.state, data };
 }
 
 /**
@@ -87,10 +129,19 @@ function repairs(io: NodeObjectsIo, namespace: string, plan: ObjectsPlan): { rep
   return { repair, fights };
 }
 
+/** ObjectsApplied at the end of the deletion path while an object okt deleted is still held by its finalizers (the CR's own waits for it). */
+export function objectsDeletingCondition(status: LifecycleStatus, held: HeldObject, now: string) {
+  const { entry, finalizers } = held;
+  const message = `${entry.kind} ${entry.name} (object "${entry.id}") is deleted and waits for its finalizers (${finalizers.join(', ')}); okt's finalizer stays on the resource until it is gone`;
+  return setCondition(status.conditions, { type: OBJECTS_CONDITION, status: 'False', reason: OBJECTS_REASONS.deleting, message, observedGeneration: status.observedGeneration }, now);
+}
+
 function objectsCondition(io: NodeObjectsIo, status: LifecycleStatus, state: 'True' | 'False', reason: string, message: string) {
   return setCondition(status.conditions, { type: OBJECTS_CONDITION, status: state, reason, message, observedGeneration: status.observedGeneration }, io.now);
 }
 
-async function writeIfChanged(io: NodeObjectsIo, before: LifecycleStatus, next: LifecycleStatus): Promise<LifecycleStatus> {
-  return isDeepStrictEqual(before, next) ? before : io.write(next);
+/** Writes `next` unless it says what `before` says; the write that says it holds `event` (the fact's news). */
+async function writeIfChanged(io: NodeObjectsIo, before: LifecycleStatus, next: LifecycleStatus, event?: Omit<OutboxEntry, 'sequence'>): Promise<LifecycleStatus> {
+  if (isDeepStrictEqual(before, next)) return before;
+  return io.write(event === undefined ? next : withMoreEvents(next, io.events.delivered, io.graph.name, io.events.desired, [event]));
 }

@@ -11,32 +11,48 @@ export interface ObjectsOwner {
   readonly uid: string;
 }
 
+/** An object deleted that a finalizer still holds. */
+export interface HeldObject {
+  readonly entry: InventoryEntry;
+  readonly finalizers: readonly string[];
+}
+
+/** What letting go of an object came to: counted by the metrics. */
+export type LetGoOutcome = 'deleted' | 'held' | 'kept';
+
 /**
  * Lets go of each entry in the order given. `awaitEach`: stops at the first object still there after
- * its deletion (a finalizer holds it) and returns false, the entries after it waiting; without it (a
- * prune), every deletion is asked for, a held object going once its finalizers are done. True: every
- * one is gone or kept.
+ * its deletion (a finalizer holds it) and returns it, the entries after it waiting; without it (a
+ * prune), every deletion is asked for, a held object going once its finalizers are done. Undefined:
+ * every one is gone or kept. `counted` hears of each object let go of (not of one found gone already).
  */
-export async function letGo(transport: KubeTransport, graph: Graph, owner: ObjectsOwner, entries: readonly InventoryEntry[], awaitEach: boolean): Promise<boolean> {
-  let allGone = true;
+export async function letGo(
+  transport: KubeTransport, graph: Graph, owner: ObjectsOwner, entries: readonly InventoryEntry[], awaitEach: boolean,
+  counted?: (entry: InventoryEntry, outcome: LetGoOutcome) => void,
+): Promise<HeldObject | undefined> {
+  let held: HeldObject | undefined;
   for (const entry of entries) {
     const resource = kindResource(entry.apiVersion, entry.kind);
     // An id the graph no longer declares is deleted: only a declaration can ask to keep its object.
     if (graph.objects.find((o) => o.id === entry.id)?.deletion === 'Keep') {
-      await disown(transport, entry, owner);
+      if (await disown(transport, entry, owner)) counted?.(entry, 'kept');
       continue;
     }
     try {
       const left = await transport.delete(resource, owner.namespace, entry.name);
-      if ('metadata' in left && (left as KubeObject).metadata.deletionTimestamp !== undefined) {
-        if (awaitEach) return false;
-        allGone = false;
+      const metadata = 'metadata' in left ? (left as KubeObject).metadata : undefined;
+      if (metadata?.deletionTimestamp === undefined) {
+        counted?.(entry, 'deleted');
+        continue;
       }
+      counted?.(entry, 'held');
+      held ??= { entry, finalizers: metadata.finalizers ?? [] };
+      if (awaitEach) return held;
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
   }
-  return allGone;
+  return held;
 }
 
 /** The entries in reverse order of their declaration (an id no longer declared first): the order the deletion path's end deletes them in. */
@@ -48,17 +64,21 @@ export function reverseDeclarationOrder(graph: Graph, entries: readonly Inventor
   return [...entries].sort((a, b) => rank(b) - rank(a));
 }
 
-/** Takes the CR's owner reference off a kept object (a merge patch replaces the list whole, so the read's resourceVersion guards it). */
-async function disown(transport: KubeTransport, entry: InventoryEntry, owner: ObjectsOwner): Promise<void> {
+/**
+ * Takes the CR's owner reference off a kept object (a merge patch replaces the list whole, so the
+ * read's resourceVersion guards it). False: there was nothing to take off (gone, or disowned already).
+ */
+async function disown(transport: KubeTransport, entry: InventoryEntry, owner: ObjectsOwner): Promise<boolean> {
   const resource = kindResource(entry.apiVersion, entry.kind);
   let live: KubeObject;
   try {
     live = await transport.get(resource, owner.namespace, entry.name);
   } catch (error) {
-    if (isNotFound(error)) return;
+    if (isNotFound(error)) return false;
     throw error;
   }
   const refs = (live.metadata.ownerReferences ?? []) as { uid?: string }[];
-  if (!refs.some((ref) => ref.uid === owner.uid)) return;
+  if (!refs.some((ref) => ref.uid === owner.uid)) return false;
   await transport.patchMetadata(resource, owner.namespace, entry.name, { ownerReferences: refs.filter((ref) => ref.uid !== owner.uid) }, { resourceVersion: live.metadata.resourceVersion ?? '' });
+  return true;
 }

@@ -5,24 +5,30 @@ import { renderObjects, type Graph, type GraphObject, type ObjectOwner } from '.
 import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
 import { isNotFound, kindResource, type KubeTransport } from '../../../kube/transport/index.ts';
 import { planObjects } from './inventory.ts';
-import { inProgress, nodeReadiness, objectReadiness, type NodeReadiness, type Readiness } from './readiness.ts';
+import { inProgress, nodeReadiness, objectReadiness, type NodeReadiness, type ObjectRef, type Readiness } from './readiness.ts';
+
+/** The verdict on a node's objects, and which objects they are (the objects.ready event names them). */
+export interface NodeObjects {
+  readonly readiness: NodeReadiness;
+  readonly objects: readonly ObjectRef[];
+}
 
 /**
  * Reads the objects the CR's node (status.state) wants, one GET each, and judges them. One not applied
  * as rendered yet (its inventory hash differs) is in progress: its live state is not the render's.
  */
-export async function readNodeReadiness(transport: KubeTransport, graph: Graph, owner: ObjectOwner, status: LifecycleStatus): Promise<NodeReadiness> {
+export async function readNodeReadiness(transport: KubeTransport, graph: Graph, owner: ObjectOwner, status: LifecycleStatus): Promise<NodeObjects> {
   const rendering = renderObjects(graph, owner, status.state);
-  if (rendering.problems.length > 0) return { kind: 'inProgress', object: 'the node\'s objects', message: rendering.problems.map((p) => p.message).join('; ') };
+  if (rendering.problems.length > 0) return { readiness: { kind: 'inProgress', object: 'the node\'s objects', message: rendering.problems.map((p) => p.message).join('; ') }, objects: [] };
   const unapplied = new Set(planObjects(status.objects ?? [], rendering.objects).apply.map((w) => w.rendered));
   const judged = [];
   for (const rendered of rendering.objects) {
     const { declaration, object } = rendered;
     const name = object.metadata?.name ?? '';
     const readiness = unapplied.has(rendered) ? inProgress('not applied yet') : await readOne(transport, owner.metadata.namespace, declaration, name);
-    judged.push({ name: `${declaration.kind} ${name} (object "${declaration.id}")`, readiness });
+    judged.push({ name: `${declaration.kind} ${name} (object "${declaration.id}")`, readiness, ref: { id: declaration.id, kind: declaration.kind, name } });
   }
-  return nodeReadiness(judged);
+  return { readiness: nodeReadiness(judged), objects: judged.map((j) => j.ref) };
 }
 
 async function readOne(transport: KubeTransport, namespace: string, declaration: GraphObject, name: string): Promise<Readiness> {

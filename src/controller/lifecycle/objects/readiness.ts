@@ -10,8 +10,17 @@ export const OBJECTS_READY_POLL_MS = 1_000;
 /** kstatus's verdict on one live object. */
 export type Readiness = { readonly kind: 'ready' } | { readonly kind: 'inProgress' | 'failed'; readonly message: string };
 
-/** The verdict on a node's objects: the first failed one, else the first not ready, else ready. */
-export type NodeReadiness = { readonly kind: 'ready' } | { readonly kind: 'inProgress' | 'failed'; readonly object: string; readonly message: string };
+/** One object of a node, as events name it. */
+export interface ObjectRef {
+  readonly id: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** The verdict on a node's objects: the first failed one (`ref`: which, when it is one object), else the first not ready, else ready. */
+export type NodeReadiness =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'inProgress' | 'failed'; readonly object: string; readonly message: string; readonly ref?: ObjectRef };
 
 const READY: Readiness = { kind: 'ready' };
 export const inProgress = (message: string): Readiness => ({ kind: 'inProgress', message });
@@ -51,10 +60,11 @@ export function objectReadiness(declaration: Pick<GraphObject, 'ready'>, live: K
 }
 
 /** The node's verdict from its objects' in order of declaration: a failed one wins over one in progress. */
-export function nodeReadiness(objects: readonly { readonly name: string; readonly readiness: Readiness }[]): NodeReadiness {
+export function nodeReadiness(objects: readonly { readonly name: string; readonly readiness: Readiness; readonly ref?: ObjectRef }[]): NodeReadiness {
   const first = objects.find((o) => o.readiness.kind === 'failed') ?? objects.find((o) => o.readiness.kind === 'inProgress');
   if (first === undefined || first.readiness.kind === 'ready') return { kind: 'ready' };
-  return { kind: first.readiness.kind, object: first.name, message: first.readiness.message };
+  const verdict = { kind: first.readiness.kind, object: first.name, message: first.readiness.message };
+  return first.ref === undefined ? verdict : { ...verdict, ref: first.ref };
 }
 
 type KindRule = (object: Live, status: Record<string, unknown>) => Readiness;
