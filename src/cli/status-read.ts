@@ -8,6 +8,8 @@ import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT } from './errors.ts';
 import { loadGraphFile } from './graph-module.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { KubeTransport } from '../kube/transport/index.ts';
+import { inventoryOf, readObjectViews, type ObjectView } from './status-objects.ts';
 import type { LifecycleResource } from './status-view.ts';
 
 /** The flags of `okt status`. */
@@ -19,8 +21,8 @@ export interface StatusFlags extends CrdFinderFlags {
   html?: string;
 }
 
-/** The resource `[TYPE/]NAME` (in --namespace, else the context's namespace, else "default") and its graph. */
-export async function readLifecycleResource(resource: string, flags: StatusFlags): Promise<{ graph: Graph; object: LifecycleResource }> {
+/** The resource `[TYPE/]NAME` (in --namespace, else the context's namespace, else "default"), its graph, and the objects its inventory names. */
+export async function readLifecycleResource(resource: string, flags: StatusFlags): Promise<{ graph: Graph; object: LifecycleResource; objects: ObjectView[] }> {
   // A --graph file that cannot be loaded fails before anything is asked of the cluster.
   const given = flags.graph === undefined ? undefined : (await loadGraphFile(flags.graph, { exportName: flags.export })).graph;
   const kc = loadKubeConfig();
@@ -28,7 +30,25 @@ export async function readLifecycleResource(resource: string, flags: StatusFlags
   const [type, name] = resource.includes('/') ? splitTypeName(resource) : [undefined, resource];
   const crd = await findCrd(kc, flags, resourceMatch(kc, type, name, namespace));
   const object = await readResource(kc, crd, flags.version, namespace, name);
-  return { graph: given ?? graphFromCrd(crd, object), object };
+  const graph = given ?? graphFromCrd(crd, object);
+  return { graph, object, objects: await readObjects(kc, graph, object) };
+}
+
+/** Each object the resource's inventory names, one GET each (the declaration's `ready` judges it when the graph's module was given). */
+async function readObjects(kc: KubeConfig, graph: Graph, object: LifecycleResource): Promise<ObjectView[]> {
+  const inventory = inventoryOf(object.status);
+  if (inventory.length === 0) return [];
+  let transport: KubeTransport;
+  try {
+    transport = await KubeTransport.fromKubeConfig(kc);
+  } catch (error) {
+    throw new CliError(EXIT.usage, `cannot use the kubeconfig: ${error instanceof Error ? error.message : String(error)}`, 'Check KUBECONFIG.');
+  }
+  try {
+    return await readObjectViews(transport, graph, object.metadata.namespace ?? 'default', inventory);
+  } finally {
+    await transport.close();
+  }
 }
 
 function splitTypeName(resource: string): [string, string] {

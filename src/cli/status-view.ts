@@ -6,6 +6,7 @@ import { lifecycleStatusSchema, describeIssues, type LifecycleStatus } from '../
 import { renderPath } from '../machine/index.ts';
 import { createPlanner } from '../plan/index.ts';
 import type { Colors } from './output.ts';
+import type { ObjectView } from './status-objects.ts';
 
 /** A lifecycle custom resource as read from the API server (status still unchecked). */
 export interface LifecycleResource {
@@ -19,6 +20,8 @@ export interface StatusView {
   graph: Graph;
   resource: LifecycleResource;
   now: Date;
+  /** The objects its inventory names, read and judged (status-objects.ts); absent or empty: none drawn. */
+  objects?: ObjectView[];
 }
 
 /** What the status says, checked: the parsed status, or why it could not be read. */
@@ -215,7 +218,16 @@ export function renderStatusText(view: StatusView, c: Colors): string {
   const rows = conditionRows(read, view.now);
   if (rows.length > 0) lines.push(...table([['TYPE', 'STATUS', 'REASON', 'AGE', 'MESSAGE'], ...rows], c).map((line) => `  ${line}`));
   else lines.push(c.dim('  no conditions'));
+  const objects = objectRows(view);
+  if (objects.length > 0) lines.push('', ...table([OBJECT_HEADINGS, ...objects], c).map((line) => `  ${line}`));
   return `${lines.join('\n')}\n`;
+}
+
+const OBJECT_HEADINGS = ['OBJECT', 'KIND', 'NAME', 'READY', 'MESSAGE'];
+
+/** One row per object of the inventory: id, kind, name, readiness, and why not ready. */
+function objectRows(view: StatusView): string[][] {
+  return (view.objects ?? []).map((o) => [o.id, o.kind, o.name, o.readiness, o.message.replace(/\s+/g, ' ')]);
 }
 
 const MERMAID_CLASSES = {
@@ -248,6 +260,13 @@ export function renderStatusHtml(view: StatusView): string {
       : `<table class="conditions"><tr><th>Type</th><th>Status</th><th>Reason</th><th>Age</th><th>Message</th></tr>\n${rows
           .map((row) => `<tr class="${row[1] === 'True' ? 'true' : 'other'}">${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`)
           .join('\n')}</table>`;
+  const objectList = objectRows(view);
+  const objects =
+    objectList.length === 0
+      ? ''
+      : `<h2>Objects</h2>\n<table class="objects"><tr>${OBJECT_HEADINGS.map((h) => `<th>${escapeHtml(h[0] + h.slice(1).toLowerCase())}</th>`).join('')}</tr>\n${objectList
+          .map((row) => `<tr class="${row[3] === 'Ready' ? 'true' : 'other'}">${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`)
+          .join('\n')}</table>\n`;
   const title = `okt status: ${headline(view)}`;
   return `<!doctype html>
 <html lang="en">
@@ -258,7 +277,7 @@ export function renderStatusHtml(view: StatusView): string {
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
 table { border-collapse: collapse; margin-bottom: 1.5rem; }
 th, td { text-align: left; padding: .25rem .75rem; border-bottom: 1px solid #ddd; vertical-align: top; }
-.conditions tr.true td:nth-child(2) { color: #2e7d32; font-weight: bold; }
+.conditions tr.true td:nth-child(2), .objects tr.true td:nth-child(4) { color: #2e7d32; font-weight: bold; }
 .legend span { display: inline-block; padding: .1rem .5rem; margin-right: .5rem; border-radius: 4px; }
 </style>
 </head>
@@ -272,7 +291,7 @@ ${factRows.join('\n')}
 ${escapeHtml(statusMermaid(view.graph, marks))}</pre>
 <h2>Conditions</h2>
 ${conditions}
-<script type="module">
+${objects}<script type="module">
 import mermaid from 'https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs';
 mermaid.initialize({ startOnLoad: true });
 </script>

@@ -21,8 +21,8 @@ export function statusCommand(): Command {
       runAction('status', async (resource: string, flags: StatusFlags) => {
         // The Kubernetes client takes a while to load: only the commands that talk to a cluster pay for it.
         const { readLifecycleResource } = await import('./status-read.ts');
-        const { graph, object } = await readLifecycleResource(resource, flags);
-        const view: StatusView = { graph, resource: object, now: new Date() };
+        const { graph, object, objects } = await readLifecycleResource(resource, flags);
+        const view: StatusView = { graph, resource: object, now: new Date(), objects };
         process.stdout.write(renderStatusText(view, colorsFor(process.stdout)));
         if (flags.html !== undefined) {
           writeFileSync(flags.html, renderStatusHtml(view));

@@ -7,7 +7,7 @@ import { createLogger } from '../controller/logger.ts';
 import type { Graph } from '../graph/index.ts';
 import { loadGraph } from '../graph/index.ts';
 import { GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION, GRAPH_REVISIONS_ANNOTATION } from '../kube/crd.ts';
-import { KubeTransport, type KubeObject, type ResourceRef } from '../kube/transport/index.ts';
+import { KubeTransport, objectKey, type KubeObject, type ResourceRef } from '../kube/transport/index.ts';
 import { startUiServer, type UiServer } from '../ui/server.ts';
 import { UiState } from '../ui/state.ts';
 import { bundledGraph } from './bundled.ts';
@@ -16,6 +16,7 @@ import type { CrdFinderFlags } from './crd-names.ts';
 import { CliError, EXIT } from './errors.ts';
 import { loadGraphFile } from './graph-module.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
+import { inventoryOf, readObjectViews } from './status-objects.ts';
 import { noReadableGraph, typeNames } from './status-read.ts';
 import type { LifecycleResource } from './status-view.ts';
 
@@ -77,6 +78,7 @@ export async function startUi(type: string | undefined, flags: UiFlags): Promise
     onDelete: (obj) => state.remove(obj as unknown as LifecycleResource),
   });
   informer.start();
+  const objects = readObjectsEvery(OBJECTS_READ_MS, informer, transport, given, state, log);
   let server: UiServer | undefined;
   try {
     await firstList(informer, resource, namespace);
@@ -88,6 +90,7 @@ export async function startUi(type: string | undefined, flags: UiFlags): Promise
       throw error;
     });
   } catch (error) {
+    objects.stop();
     await informer.stop();
     await transport.close();
     throw error;
@@ -98,9 +101,50 @@ export async function startUi(type: string | undefined, flags: UiFlags): Promise
     state,
     crd: crdName,
     async stop() {
+      objects.stop();
       await running.close();
       await informer.stop();
       await transport.close();
+    },
+  };
+}
+
+/** How often `okt ui` reads the objects of the CRs that have some (one GET per object). */
+const OBJECTS_READ_MS = 2_000;
+
+/**
+ * Reads the objects each CR's inventory names, a round every `everyMs` after the last one ended, and
+ * hands them to the state (which tells the pages what changed). `graph`: the --graph module, whose
+ * declarations' `ready` judge their objects; else kstatus does.
+ */
+function readObjectsEvery(
+  everyMs: number, informer: Informer<KubeObject>, transport: KubeTransport, graph: Graph | undefined, state: UiState, log: ReturnType<typeof createLogger>,
+): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const round = async (): Promise<void> => {
+    for (const cr of informer.store.list()) {
+      const entries = inventoryOf((cr as { status?: unknown }).status);
+      if (entries.length === 0) continue;
+      const views = await readObjectViews(transport, graph, cr.metadata.namespace ?? 'default', entries);
+      if (stopped) return;
+      state.setObjects(objectKey(cr), views);
+    }
+  };
+  const next = (delayMs: number): void => {
+    timer = setTimeout(() => {
+      round()
+        .catch((err: unknown) => log.warn({ err }, 'cannot read the objects of the resources'))
+        .finally(() => {
+          if (!stopped) next(everyMs);
+        });
+    }, delayMs);
+  };
+  next(0);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
     },
   };
 }

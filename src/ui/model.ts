@@ -4,6 +4,7 @@ import type { Graph } from '../graph/index.ts';
 import { cancelNote, formatDuration } from '../graph/index.ts';
 import { lifecycleStatusSchema, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
 import type { LifecycleResource } from '../cli/status-view.ts';
+import { inventoryOf, unreadObject, type ObjectView } from '../cli/status-objects.ts';
 
 export interface UiNode {
   name: string;
@@ -211,6 +212,8 @@ export interface CrView {
   conditions: UiCondition[];
   /** Lifecycle events committed and not yet known delivered (status.outbox). */
   outbox: { sequence: number; type: string; time: string }[];
+  /** The objects its inventory (status.objects) names, with their readiness as last read (`okt ui` reads them every few seconds). */
+  objects: ObjectView[];
   transition: number;
   generation: number | null;
   observedGeneration: number | null;
@@ -232,7 +235,7 @@ export function crView(resource: LifecycleResource): CrView {
     generation: metadata.generation ?? null,
     created: metadata.creationTimestamp ?? null,
   };
-  const empty = { revision: null, state: null, operation: null, path: [], pathSummary: null, lastTransition: null, conditions: [], outbox: [], transition: 0, observedGeneration: null };
+  const empty = { revision: null, state: null, operation: null, path: [], pathSummary: null, lastTransition: null, conditions: [], outbox: [], objects: [], transition: 0, observedGeneration: null };
   const raw = resource.status;
   if (raw === undefined || raw === null || (typeof raw === 'object' && Object.keys(raw).length === 0)) {
     return { ...base, ...empty, health: 'new', reason: 'NoStatus', message: 'no operator has reconciled it yet' };
@@ -265,6 +268,7 @@ export function crView(resource: LifecycleResource): CrView {
     lastTransition: status.lastTransition ?? null,
     conditions,
     outbox: (status.outbox ?? []).map(({ sequence, type, time }) => ({ sequence, type, time })),
+    objects: inventoryOf(status).map(unreadObject),
     transition: status.transition,
     observedGeneration: status.observedGeneration,
   };

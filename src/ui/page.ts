@@ -126,7 +126,7 @@ aside { width: 380px; flex: none; display: flex; flex-direction: column; gap: 16
 .detail-head h3 { margin: 0; font-size: 16px; }
 pre { margin: 0; font-size: 12px; white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .conditions td { font-size: 13px; }
-.conditions .True { color: var(--ready); font-weight: 600; } .conditions .False, .conditions .Unknown { color: var(--muted); }
+.conditions .True, .objects .True { color: var(--ready); font-weight: 600; } .conditions .False, .conditions .Unknown, .objects .False { color: var(--muted); }
 .conditions .when { color: var(--muted); font-size: 12px; }
 h4 { margin: 10px 0 4px; font-size: 13px; }
 `;
@@ -486,6 +486,16 @@ export const APP_JS = String.raw`'use strict';
           h('td', null, h('div', null, c.reason + ' ', h('span', { cls: 'when', text: ago(c.lastTransitionTime) })), c.message ? h('div', { text: c.message }) : null)));
       });
       panel.appendChild(table);
+    }
+    if (cr.objects.length) {
+      panel.appendChild(h('h4', { text: 'Objects' }));
+      var objects = h('table', { cls: 'facts objects' });
+      cr.objects.forEach(function (o) {
+        objects.appendChild(h('tr', { 'data-object': o.id },
+          h('th', null, h('div', { text: o.kind + ' ' + o.name }), h('div', { cls: o.readiness === 'Ready' ? 'True' : 'False', text: o.readiness })),
+          h('td', null, h('div', { text: 'object "' + o.id + '"' }), o.message ? h('div', { text: o.message }) : null)));
+      });
+      panel.appendChild(objects);
     }
     if (cr.outbox.length) {
       panel.appendChild(h('h4', { text: 'Events not yet delivered' }));

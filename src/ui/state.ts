@@ -1,5 +1,7 @@
 // The CRs `okt ui` shows, as the watch tells of them: each change goes to every open page.
 import type { Graph } from '../graph/index.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type { ObjectView } from '../cli/status-objects.ts';
 import type { LifecycleResource } from '../cli/status-view.ts';
 import { crView, eventsBetween, initialEvents, layoutGraph, type CrView, type UiEvent, type UiEventDraft, type UiGraph } from './model.ts';
 
@@ -47,6 +49,8 @@ export class UiState {
   readonly #graphs = new Map<string, UiGraph>();
   readonly #resources = new Map<string, CrView>();
   readonly #events: UiEvent[] = [];
+  /** Per CR, its objects as last read (setObjects): a change of the CR keeps them until the next read. */
+  readonly #objectReads = new Map<string, ObjectView[]>();
   readonly #listeners = new Set<(message: UiMessage) => void>();
   readonly #maxEvents: number;
   readonly #onUnknownRevision: ((revision: string) => void) | undefined;
@@ -73,7 +77,7 @@ export class UiState {
   }
 
   upsert(resource: LifecycleResource): void {
-    const view = crView(resource);
+    const view = this.#withReads(crView(resource));
     const before = this.#resources.get(view.key);
     this.#resources.set(view.key, view);
     this.#checkRevision(view);
@@ -85,8 +89,28 @@ export class UiState {
     const view = crView(resource);
     const before = this.#resources.get(view.key) ?? view;
     if (!this.#resources.delete(view.key)) return;
+    this.#objectReads.delete(view.key);
     this.#send({ type: 'deleted', key: view.key });
     if (this.#live) this.#record(eventsBetween(before, undefined, this.#now()));
+  }
+
+  /** The objects of the CR `key` as just read: its page is told when what they say changed. */
+  setObjects(key: string, objects: ObjectView[]): void {
+    const current = this.#resources.get(key);
+    if (current === undefined) return;
+    this.#objectReads.set(key, objects);
+    const view = this.#withReads(current);
+    if (isDeepStrictEqual(view.objects, current.objects)) return;
+    this.#resources.set(key, view);
+    this.#send({ type: 'resource', resource: view });
+  }
+
+  /** The view with its inventory's objects as last read (one not read yet stays as it is). */
+  #withReads(view: CrView): CrView {
+    const reads = this.#objectReads.get(view.key);
+    if (reads === undefined) return view;
+    const objects = view.objects.map((o) => reads.find((read) => read.id === o.id && read.kind === o.kind && read.name === o.name) ?? o);
+    return { ...view, objects };
   }
 
   addGraph(graph: Graph): void {

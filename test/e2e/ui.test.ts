@@ -4,9 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { e2eKubeConfig, e2eKubeconfigPath, waitFor } from './helpers/index.ts';
+import { readyGraph } from '../fixtures/ready-graph.ts';
+import { applyGraphCrd, e2eKubeConfig, e2eKubeconfigPath, mergePatch, waitFor } from './helpers/index.ts';
 import { ensureChromium, launchChromium, type Browser, type Page } from './helpers/chromium.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LifecycleObject, type LocalOperator } from './helpers/lifecycle.ts';
 
@@ -16,6 +18,8 @@ const SHOTS = path.join(ROOT, '.okt');
 const kc = e2eKubeConfig();
 const databases = lifecycleObjects(kc, DATABASES);
 let local: LocalOperator;
+/** The operator of the vault CRs, whose graph makes objects (a PVC while at Running). */
+let vaultOperator: LocalOperator | undefined;
 let ui: ChildProcess & { output: () => string };
 let browser: Browser | undefined;
 
@@ -53,6 +57,7 @@ afterAll(async () => {
     await exited;
   }
   await local?.stop();
+  await vaultOperator?.stop();
 });
 
 /** `okt ui` as a child process; resolves with the URL it says to open. */
@@ -133,6 +138,40 @@ test('okt ui shows every CR on its node and follows a move live, in a real brows
   expect(page.errors).toEqual([]);
 
   // Ctrl-C: it stops cleanly.
+  const exited = new Promise<number | null>((resolve) => ui.once('exit', (code) => resolve(code)));
+  ui.kill('SIGINT');
+  expect(await exited).toBe(0);
+});
+
+// A group of its own: no other test's operator of the vault graph looks at these CRs.
+const VAULTS = { group: 'ui.okt.dev', version: 'v1alpha1', plural: 'vaults', kind: 'Vault' } as const;
+
+test('okt ui shows each object of a CR with its readiness, and why one is not ready, following it live', async () => {
+  await applyGraphCrd(kc, readyGraph, VAULTS);
+  vaultOperator = await startLocalOperator(kc, { graph: readyGraph, resource: VAULTS, namespacePrefix: 'okt-ui-objects' });
+  const { namespace } = vaultOperator;
+  const vaults = lifecycleObjects(kc, VAULTS);
+  await vaults.create(namespace, 'safe', { desiredState: 'Running' });
+  // Its action waits for the PVC, which no controller binds here.
+  await waitForObject(vaults, namespace, 'safe', 'waiting for its PVC', (o) => conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady' && o.status?.objects?.length === 1);
+
+  const url = await startOktUi([`vaults.${VAULTS.group}`, '-n', namespace, '--port', '0']);
+  browser ??= await launchChromium();
+  const page = await browser.open(url, { width: 1280, height: 720 });
+  await page.waitFor('the CR', `!!document.querySelector('[data-cr="${namespace}/safe"]')`);
+  await page.evaluate(`document.querySelector('[data-cr="${namespace}/safe"]').click()`);
+  const row = `document.querySelector('#detail .objects tr[data-object="data"]')`;
+  const waiting = await page.waitFor<string>('the PVC, in progress', `${row} && /InProgress/.test(${row}.innerText) && ${row}.innerText`);
+  expect(waiting).toContain('PersistentVolumeClaim safe-data');
+  expect(waiting).toContain('object "data"');
+  expect(waiting).toContain('PVC is not Bound. phase: Pending');
+
+  // Bound as its controller would: the page, left open, says so.
+  await kc.makeApiClient(CoreV1Api).patchNamespacedPersistentVolumeClaimStatus({ namespace, name: 'safe-data', body: { status: { phase: 'Bound' } } }, mergePatch);
+  const ready = await page.waitFor<string>('the PVC, ready', `${row} && /Ready/.test(${row}.innerText) && ${row}.innerText`);
+  expect(ready).not.toContain('PVC is not Bound');
+  expect(page.errors).toEqual([]);
+
   const exited = new Promise<number | null>((resolve) => ui.once('exit', (code) => resolve(code)));
   ui.kill('SIGINT');
   expect(await exited).toBe(0);
