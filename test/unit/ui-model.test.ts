@@ -182,6 +182,27 @@ describe('UiState', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'graph', graph: { name: 'reconciliation' } });
     expect(state.hasRevision(reconciliationGraph.revision)).toBe(true);
   });
+
+  it('gives each CR the objects its inventory names, as last read: a read that changes nothing sends nothing, a change of the CR keeps them', () => {
+    const state = new UiState({ title, graphs: [databaseGraph], defaultRevision: databaseGraph.revision });
+    const messages: UiMessage[] = [];
+    state.subscribe((m) => messages.push(m));
+    const entry = { id: 'data', apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: 'pg-data', hash: 'h' };
+    const withObjects = (ready: boolean): LifecycleResource => {
+      const cr = database('pg', 'Running', { ready });
+      return { ...cr, status: { ...(cr.status as object), objects: [entry] } };
+    };
+    state.upsert(withObjects(false));
+    expect(state.snapshot().resources[0]!.objects).toEqual([{ id: 'data', kind: 'PersistentVolumeClaim', name: 'pg-data', readiness: 'Unknown', message: 'not read yet' }]);
+    const pending = { id: 'data', kind: 'PersistentVolumeClaim', name: 'pg-data', readiness: 'InProgress' as const, message: 'PVC is not Bound. phase: Pending' };
+    state.setObjects('demo/pg', [pending]);
+    expect(messages.at(-1)).toMatchObject({ type: 'resource', resource: { objects: [pending] } });
+    const sent = messages.length;
+    state.setObjects('demo/pg', [pending]);
+    expect(messages).toHaveLength(sent);
+    state.upsert(withObjects(true));
+    expect(state.snapshot().resources[0]!.objects).toEqual([pending]);
+  });
 });
 
 describe('the page', () => {
