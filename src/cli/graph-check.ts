@@ -3,12 +3,13 @@
 // an upgrade that would strand a resource.
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseStatus } from '../controller/lifecycle/parse-status.ts';
-import { createLifecycleModel, MIGRATE_ANNOTATION, recordedPosition, servedMigration } from '../controller/lifecycle/model.ts';
+import { createLifecycleModel, landing, MIGRATE_ANNOTATION, recordedPosition, servedMigration } from '../controller/lifecycle/model.ts';
+import { objectsOutlook, type ObjectsOutlook } from '../controller/lifecycle/objects/inventory.ts';
 import type { LifecycleModel } from '../controller/lifecycle/step-types.ts';
 import type { Graph, NodeFate } from '../graph/index.ts';
 import { desiredStateNames, GRAPH_ANNOTATION, GRAPH_REVISION_ANNOTATION } from '../kube/crd.ts';
 import { DEFAULT_STATUS_FORMAT, statusFormatOf, type StatusFormat } from '../kube/status-format.ts';
-import { describeIssues, lifecycleSpecSchema } from '../kube/lifecycle-resource.ts';
+import { describeIssues, lifecycleSpecSchema, type InventoryEntry, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
 import { predictMigration, type MigrationPrediction, type RecordedPosition } from '../plan/index.ts';
 import { findCrd, listResources, servedVersion } from './cluster-crds.ts';
 import type { CrdFinderFlags } from './crd-names.ts';
@@ -47,6 +48,12 @@ export interface ResourceCheck {
   detail: string;
   /** predictMigration's answer for NEW; absent for an invalid resource. */
   prediction?: MigrationPrediction;
+  /**
+   * What its objects (status.objects) do under NEW once it stands where the migration puts it; absent
+   * when it has none and NEW makes none, or it is invalid. One that has not migrated (kept on its
+   * revision, waiting for its action, stranded) keeps them as they are until it does.
+   */
+  objects?: ObjectsOutlook;
 }
 
 export interface CrdCheck {
@@ -129,7 +136,28 @@ function checkResource(model: LifecycleModel, resource: LifecycleResource): Reso
   const at = recordedPosition(graph, recorded, spec.data, { deleting: resource.metadata.deletionTimestamp !== undefined, migrateRequested: annotations?.[MIGRATE_ANNOTATION] === 'true' });
   const prediction = predictMigration(graph, model.planner, at);
   if (recorded === undefined && prediction.kind === 'current') return { ...facts, outcome: 'ok', detail: `no status yet: starts at ${graph.entry}`, prediction };
-  return { ...facts, ...verdict(model, at, prediction), prediction };
+  const objects = recorded === undefined ? undefined : objectsUnder(model, name, recorded, prediction);
+  return { ...facts, ...verdict(model, at, prediction), prediction, ...(objects === undefined ? {} : { objects }) };
+}
+
+/**
+ * What the operator on NEW does with the CR's objects: on this revision or once migrated, those of
+ * the node it stands at (a waiting CR's once its action ended and it moved); kept and stranded ones
+ * are left as they are.
+ */
+function objectsUnder(model: LifecycleModel, name: string, status: LifecycleStatus, prediction: MigrationPrediction): ObjectsOutlook | undefined {
+  const inventory: readonly InventoryEntry[] = status.objects ?? [];
+  const { graph } = model;
+  if (inventory.length === 0 && graph.objects.length === 0) return undefined;
+  switch (prediction.kind) {
+    case 'current':
+    case 'migrates':
+    case 'waits':
+      return objectsOutlook(graph, name, landing(graph, status.state, prediction), inventory);
+    case 'stays':
+    case 'stranded':
+      return { kept: inventory, pruned: [], made: [] };
+  }
 }
 
 function verdict(model: LifecycleModel, at: RecordedPosition, prediction: MigrationPrediction): { outcome: CheckOutcome; detail: string } {
@@ -205,7 +233,11 @@ export function formatGraphCheck(check: GraphCheck, c: Colors): string {
   const paint: Record<CheckOutcome, (text: string) => string> = { ok: c.green, stranded: c.red, unreachable: c.yellow, waits: c.yellow, invalid: c.yellow };
   const rows = check.resources.map((r) => [`${r.namespace}/${r.name}`, r.revision ?? '-', `${r.state ?? '-'} -> ${paint[r.outcome](r.outcome)}: ${r.detail}`]);
   const widths = [0, 1].map((col) => Math.max(0, ...rows.map((row) => row[col]!.length)));
-  lines.push(...rows.map(([resource, revision, outcome]) => `  ${resource!.padEnd(widths[0]!)}  ${revision!.padEnd(widths[1]!)}  ${outcome}`));
+  check.resources.forEach((r, i) => {
+    const [resource, revision, outcome] = rows[i]!;
+    lines.push(`  ${resource!.padEnd(widths[0]!)}  ${revision!.padEnd(widths[1]!)}  ${outcome}`);
+    if (r.objects !== undefined) lines.push(`    objects: ${describeOutlook(r.objects, r.prediction?.kind === 'migrates' || r.prediction?.kind === 'waits', c)}`);
+  });
   const total = check.resources.length;
   const counts = CHECK_OUTCOMES.filter((outcome) => outcome === 'ok' || check.counts[outcome] > 0).map((outcome) => paint[outcome](`${check.counts[outcome]} ${outcome}`));
   lines.push(total === 0 ? 'no resources' : `${total === 1 ? '1 resource' : `${total} resources`}: ${counts.join(', ')}`);
@@ -220,6 +252,19 @@ export function formatGraphCheck(check: GraphCheck, c: Colors): string {
     lines.push(`CRD ${crd.name} is up to date`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** `kept Service web; pruned ConfigMap web-stop; made ConfigMap web-drain`, or `none`. */
+function describeOutlook(outlook: ObjectsOutlook, migrating: boolean, c: Colors): string {
+  const list = (entries: readonly InventoryEntry[]) => entries.map((e) => `${e.kind} ${e.name}`).join(', ');
+  const parts: string[] = [];
+  if (outlook.kept.length > 0) parts.push(`kept ${list(outlook.kept)}${migrating ? ' (applied again only if its render changed)' : ''}`);
+  if (outlook.made.length > 0) parts.push(c.green(`made ${list(outlook.made)}`));
+  const disowned = outlook.pruned.filter((e) => e.deletion === 'Keep');
+  const deleted = outlook.pruned.filter((e) => e.deletion !== 'Keep');
+  if (deleted.length > 0) parts.push(c.red(`pruned ${list(deleted)}`));
+  if (disowned.length > 0) parts.push(c.yellow(`disowned (kept) ${list(disowned)}`));
+  return parts.length > 0 ? parts.join('; ') : 'none';
 }
 
 /** Stranded resources fail the check; the rest are printed as warnings. */

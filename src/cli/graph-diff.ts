@@ -1,6 +1,9 @@
 // The human form of `okt graph diff`: one line per added, removed or renamed node, per changed node,
 // and for the entry and the migration policy; `+` added, `-` removed, `~` changed, as diff reads.
-import { cancelPolicyText, describeObject, formatDuration, type ObjectData, type GraphDiff, type JsonSchema, type NodeChange, type NodeFate, type RetryPolicy, type ValueChange } from '../graph/index.ts';
+import {
+  cancelPolicyText, describeObject, formatDuration, objectName,
+  type ObjectData, type GraphDiff, type JsonSchema, type NodeChange, type NodeFate, type NodeMove, type ObjectFate, type RetryPolicy, type ValueChange,
+} from '../graph/index.ts';
 import type { Colors } from './output.ts';
 
 export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
@@ -20,8 +23,32 @@ export function formatGraphDiff(diff: GraphDiff, c: Colors): string {
     ...(diff.params === undefined ? [] : [c.yellow(`~ graph params ${describeParamsChange(diff.params)}`)]),
     ...diff.changed.map((change) => c.yellow(`~ ${change.node}: ${describeNodeChange(change)}`)),
     ...(diff.objects === undefined ? [] : objectLines(diff.objects.before, diff.objects.after, c)),
+    ...fateLines(diff, c),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** What the CRs of the old revision see of each object once migrated: one line per declaration. */
+function fateLines(diff: GraphDiff, c: Colors): string[] {
+  const fates = diff.objectFates ?? [];
+  if (fates.length === 0) return [];
+  return ['objects of the CRs once migrated:', ...fates.map((fate) => `  object ${fate.id}${fate.declared === null ? '' : ` (${fate.declared.kind} ${objectName('<cr>', fate.declared.name)})`}: ${describeObjectFate(fate, c)}`)];
+}
+
+/** `kept at Servicing (now Backup), applied again only if its render changed; pruned at Stopping (now Draining) once ...`. */
+function describeObjectFate(fate: ObjectFate, c: Colors): string {
+  // The graph's lifetime in NEW: every CR that migrates keeps it or gets it, wherever it stood.
+  const everywhere = fate.declared !== null && fate.declared.during === undefined;
+  const at = (moves: readonly NodeMove[]) => moves.map(({ from, to }) => (from === to ? from : `${from} (now ${to})`)).join(', ');
+  const wanted = (moves: readonly NodeMove[]) => (everywhere ? 'every node' : at(moves));
+  const parts: string[] = [];
+  if (fate.kept.length > 0) parts.push(`kept at ${wanted(fate.kept)}, applied again only if its render changed`);
+  if (fate.made.length > 0) parts.push(c.green(`made at ${wanted(fate.made)}`));
+  if (fate.pruned.length > 0) {
+    const how = fate.deletion === 'Keep' ? 'let go of (kept: disowned, left in place)' : 'pruned';
+    parts.push(c.red(`${how} at ${at(fate.pruned)}, once the objects of the node they stand at are applied`));
+  }
+  return parts.length > 0 ? parts.join('; ') : `no CR has it at migration${fate.declared === null ? '' : ' (made as CRs reach its nodes)'}`;
 }
 
 /** One line per object added, removed or changed (by id); a change of order alone says so. */

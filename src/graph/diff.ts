@@ -6,7 +6,7 @@ import { fateOf, type MigrationPolicy, type NodeFate } from './migrations.ts';
 import type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
 import { canonicalJson } from './canonical-json.ts';
 import type { JsonSchema, ParamsChangePolicy } from './params.ts';
-import { objectData } from './objects.ts';
+import { livesAt, objectData, sameObject, type GraphObject, type ObjectDeletionPolicy } from './objects.ts';
 import type { ObjectData } from './schema.ts';
 
 /** A value before and after; `null` where there is none (a leaf's default child, no retry policy). */
@@ -72,6 +72,33 @@ export interface GraphDiff {
   readonly params?: ValueChange<JsonSchema | null>;
   /** The objects the graph makes, as data (the old ones' nodes named as the new graph calls them). */
   readonly objects?: ValueChange<readonly ObjectData[]>;
+  /** Per object declaration of either graph (the new ones first), what the old revision's CRs see of it once migrated; absent when neither declares any. */
+  readonly objectFates?: readonly ObjectFate[];
+}
+
+/** CRs at `from` (a node of the old graph) that stand at `to` (of the new graph) once migrated. */
+export interface NodeMove {
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * What the CRs of the old revision see of one object declaration once migrated, by the node they
+ * stood at: `kept` (the same object is declared at the node they land on: applied again only if its
+ * render changed, which only running it says), `made` (declared there, and they did not have it),
+ * `pruned` (they had it and the node they land on does not declare it, or declares another object
+ * under its id: pruned once every apply there succeeded, a `Keep` one disowned). CRs at a node the
+ * new graph has no place for (stranded, refused) are in none: their objects stay as they are.
+ */
+export interface ObjectFate {
+  readonly id: string;
+  /** The new graph's declaration; null: no longer declared. */
+  readonly declared: ObjectData | null;
+  /** What a prune does: the new declaration's policy, else the old one's (recorded in each CR's inventory). */
+  readonly deletion: ObjectDeletionPolicy;
+  readonly kept: readonly NodeMove[];
+  readonly made: readonly NodeMove[];
+  readonly pruned: readonly NodeMove[];
 }
 
 export function diffGraphs(old: Graph, next: Graph): GraphDiff {
@@ -99,6 +126,7 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
   const policy = changeOf(old.migrations.policy, next.migrations.policy);
   const params = schemaChange(old.params, next.params);
   const objects = objectsChange(old, next, asNew);
+  const objectFates = old.objects.length + next.objects.length === 0 ? undefined : objectFatesOf(old, next);
   const same =
     old.name === next.name && added.length + removed.length + renamed.length + changed.length === 0 && entry === undefined && policy === undefined && params === undefined && objects === undefined;
   return {
@@ -111,7 +139,32 @@ export function diffGraphs(old: Graph, next: Graph): GraphDiff {
     ...(policy === undefined ? {} : { policy }),
     ...(params === undefined ? {} : { params }),
     ...(objects === undefined ? {} : { objects }),
+    ...(objectFates === undefined ? {} : { objectFates }),
   };
+}
+
+/** Per declaration id, new ones first: where each old node's CRs land (fateOf), and whether the object lives there before and after. */
+function objectFatesOf(old: Graph, next: Graph): ObjectFate[] {
+  const moves = old.nodeNames.flatMap((from): NodeMove[] => {
+    const fate = fateOf(next, from);
+    return 'node' in fate ? [{ from, to: fate.node }] : [];
+  });
+  const ids = [...next.objects, ...old.objects].map((o) => o.id).filter((id, i, all) => all.indexOf(id) === i);
+  return ids.map((id) => {
+    const before = old.objects.find((o) => o.id === id);
+    const after = next.objects.find((o) => o.id === id);
+    const same = before !== undefined && after !== undefined && sameObject(before, after);
+    const had = (move: NodeMove) => before !== undefined && livesAt(before.lifetime, move.from);
+    const wants = (move: NodeMove) => after !== undefined && livesAt(after.lifetime, move.to);
+    return {
+      id,
+      declared: after === undefined ? null : objectData(after),
+      deletion: (after ?? (before as GraphObject)).deletion,
+      kept: moves.filter((m) => same && had(m) && wants(m)),
+      made: moves.filter((m) => wants(m) && !(same && had(m))),
+      pruned: moves.filter((m) => had(m) && !(same && wants(m))),
+    };
+  });
 }
 
 /** Compared as the revision compares them (canonical JSON, in order of declaration), the old lifetimes renamed. */

@@ -9,7 +9,7 @@ export type { Migrations, MigrationPolicy, NodeFate, RemovedNode, MigrationSourc
 export { actionDrivenCycles } from './cycles.ts';
 export type { ActionCycle } from './cycles.ts';
 export { diffGraphs } from './diff.ts';
-export type { GraphDiff, NodeChange, RemovedNodeChange, NodeListChange, ValueChange } from './diff.ts';
+export type { GraphDiff, NodeChange, NodeMove, ObjectFate, RemovedNodeChange, NodeListChange, ValueChange } from './diff.ts';
 export { GraphDefinitionError } from './problems.ts';
 export type { GraphProblem, GraphProblemCode } from './problems.ts';
 export { graphDataSchema } from './schema.ts';
@@ -17,7 +17,7 @@ export { DEFAULT_RETRY_BACKOFF_MS, cancelNote, cancelPolicyText } from './valida
 export type { CancelPolicy, Deadline, RetryPolicy } from './validate.ts';
 export { formatDuration, parseDuration } from './duration.ts';
 export type { GraphData, NodeData, MigrationsData, ObjectData } from './schema.ts';
-export { CLUSTER_SCOPED_KINDS, apiGroup, describeObject, livesAt, objectData, objectName } from './objects.ts';
+export { CLUSTER_SCOPED_KINDS, apiGroup, describeObject, livesAt, objectData, objectName, sameObject, type ObjectIdentity } from './objects.ts';
 export type { GraphObject, ObjectContext, ObjectDeclaration, ObjectDeletionPolicy, ObjectLifetime, OwnerMetadata, ResolvedLifetime } from './objects.ts';
 export { OBJECT_LABELS, makesObjectsAt, objectsAt, renderObjects } from './render-objects.ts';
 export type { ObjectOwner, ObjectRendering, ObjectRenderProblem, RenderedObject } from './render-objects.ts';

@@ -108,6 +108,23 @@ export function apiGroup(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
+/**
+ * One object to the API server: the same id, API group, kind and name (a declaration's name suffix,
+ * or an inventory entry's full name). Another version of the group is the same object; another name
+ * or kind is another one (a graph revision that changes them makes the new one and prunes the old).
+ */
+export function sameObject(a: ObjectIdentity, b: ObjectIdentity): boolean {
+  return a.id === b.id && apiGroup(a.apiVersion) === apiGroup(b.apiVersion) && a.kind === b.kind && a.name === b.name;
+}
+
+/** What sameObject compares. */
+export interface ObjectIdentity {
+  readonly id: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name?: string | undefined;
+}
+
 /** The name an object declared `name` gets for a CR named `owner`. */
 export function objectName(owner: string, name: string | undefined): string {
   return name === undefined ? owner : `${owner}-${name}`;

@@ -144,7 +144,9 @@ export type CycleBrakeStatus = z.infer<typeof cycleBrakeStatusSchema>;
 /**
  * One object okt made for the CR (the inventory, status.objects): recorded before the object is first
  * created, so an operator stopped between the two finds it again. `hash`: of the object as last
- * applied (absent: recorded, not applied yet); the same render is not applied again.
+ * applied (absent: recorded, not applied yet); the same render is not applied again. `deletion`:
+ * `Keep` when its declaration keeps it (absent: Delete), so that a revision that drops the
+ * declaration still lets go of the object as it was declared.
  */
 export const inventoryEntrySchema = z.object({
   id: z.string().min(1),
@@ -152,6 +154,7 @@ export const inventoryEntrySchema = z.object({
   kind: z.string().min(1),
   name: z.string().min(1),
   hash: z.string().optional(),
+  deletion: z.literal('Keep').optional(),
 });
 export type InventoryEntry = z.infer<typeof inventoryEntrySchema>;
 

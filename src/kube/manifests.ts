@@ -173,7 +173,7 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
 
   return [
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
-    ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, objectKinds: kinds.flatMap(({ graph }) => graph.objects), ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
+    ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, objectKinds: kinds.flatMap(({ graph }) => [graph, ...graph.previous].flatMap((served) => served.objects)), ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
     ...kinds.map(({ graph, names }) => generateCrd(graph, names)),
     {
       apiVersion: 'v1',

@@ -60,7 +60,7 @@ describe('the objects a node makes', () => {
     const atStart = await waitForObject(sites, namespace, 'web', 'Ready at Start, its objects applied', readyAt('Start'));
     expect(atStart.status?.objects).toEqual([
       { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'web', hash: expect.any(String) },
-      { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'web-keys', hash: expect.any(String) },
+      { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'web-keys', deletion: 'Keep', hash: expect.any(String) },
     ]);
     const service = (await metadataOf('Service', namespace, 'web'))!;
     expect(service.labels).toMatchObject({ 'okt.dev/owner-uid': uid, 'okt.dev/object-id': 'service', 'okt.dev/graph': 'site' });
@@ -312,7 +312,7 @@ describe('the operator killed between an apply and the status write after it', (
       // Every object it made is in the inventory, recorded before it was applied (no hash: the write after the apply never came).
       expect(between.status?.objects).toEqual([
         { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'between' },
-        { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'between-keys' },
+        { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'between-keys', deletion: 'Keep' },
       ]);
       operator = spawnOperator({ namespace, sidecarUrl: held.url, token: held.token, graphFile: fileURLToPath(new URL('../fixtures/object-graph.ts', import.meta.url)), resource: SITES });
       await withOutputOf(operator, waitForObject(sites, namespace, 'between', 'its objects recorded as applied', (o) => o.status?.objects?.every((e) => e.hash !== undefined) === true && readyAt('Start')(o)));

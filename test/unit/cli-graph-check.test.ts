@@ -6,6 +6,7 @@ import { NO_COLORS } from '../../src/cli/output.ts';
 import type { LifecycleResource } from '../../src/cli/status-view.ts';
 import { defineGraph, type Graph } from '../../src/graph/index.ts';
 import { generateCrd, type CrdNames } from '../../src/kube/crd.ts';
+import { relayRevision1, relayRevision2 } from '../fixtures/object-revisions.ts';
 
 // The cases the end-to-end test (test/e2e/cli/graph-check.test.ts) leaves out, on what a cluster would answer.
 
@@ -114,5 +115,38 @@ describe('formatGraphCheck', () => {
       'CRD databases.okt.dev is up to date',
       '',
     ]);
+  });
+});
+
+describe('what each CR\'s objects do under NEW', () => {
+  const relayNames: CrdNames = { group: 'okt.dev', version: 'v1alpha1', kind: 'Relay' };
+  const entry = (id: string, kind: string, name: string, more: object = {}) => ({ id, apiVersion: 'v1', kind, name, hash: 'h', ...more });
+  /** A relay CR an operator on revision 1 left at `state` with its objects. */
+  const relay = (name: string, state: string, objects: object[], annotations?: Record<string, string>): LifecycleResource => ({
+    kind: 'Relay',
+    metadata: { name, namespace: 'demo', ...(annotations ? { annotations } : {}) },
+    spec: { desiredState: state },
+    status: { state, graphRevision: relayRevision1.revision, observedGeneration: 1, transition: 1, sequence: 1, path: ['Start', state], conditions: [], objects },
+  });
+  const service = (name: string) => entry('service', 'Service', name);
+
+  it('a renamed node\'s kept, a removed node\'s pruned (a kept one disowned) once the CR stands at the node it maps to, whose objects are made; a CR that does not migrate keeps them as they are', () => {
+    const atServicing = [service('backup'), entry('work', 'ConfigMap', 'backup-work')];
+    const atStopping = [service('stop'), entry('stop', 'ConfigMap', 'stop-stop'), entry('keys', 'Secret', 'stop-keys', { deletion: 'Keep' })];
+    const resources = [relay('backup', 'Servicing', atServicing), relay('stop', 'Stopping', atStopping), relay('run', 'Running', [service('run')])];
+    const result = checkGraph({ graph: relayRevision2(), file: 'v2.ts', exportFlag: undefined, crd: crdOf(relayRevision1, relayNames), resources, namespace: undefined });
+    expect(Object.fromEntries(result.resources.map((r) => [r.name, r.objects]))).toEqual({
+      backup: { kept: atServicing, pruned: [], made: [] },
+      stop: { kept: [service('stop')], pruned: [entry('stop', 'ConfigMap', 'stop-stop'), entry('keys', 'Secret', 'stop-keys', { deletion: 'Keep' })], made: [{ id: 'drain', apiVersion: 'v1', kind: 'ConfigMap', name: 'stop-drain' }] },
+      run: { kept: [service('run')], pruned: [], made: [] },
+    });
+    expect(formatGraphCheck(result, NO_COLORS).split('\n').filter((line) => line.startsWith('    objects: '))).toEqual([
+      '    objects: kept Service backup, ConfigMap backup-work (applied again only if its render changed)',
+      '    objects: kept Service run (applied again only if its render changed)',
+      '    objects: kept Service stop (applied again only if its render changed); made ConfigMap stop-drain; pruned ConfigMap stop-stop; disowned (kept) Secret stop-keys',
+    ]);
+    // Under the Manual policy they stay on revision 1 with their objects, until asked to move.
+    const manual = checkGraph({ graph: relayRevision2('Manual'), file: 'v2.ts', exportFlag: undefined, crd: crdOf(relayRevision1, relayNames), resources, namespace: undefined });
+    expect(manual.resources.find((r) => r.name === 'stop')?.objects).toEqual({ kept: atStopping, pruned: [], made: [] });
   });
 });

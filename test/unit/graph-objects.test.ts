@@ -186,6 +186,13 @@ describe('declaring objects', () => {
       '~ object data: PersistentVolumeClaim <cr>-data (v1) for the graph, kept -> PersistentVolumeClaim <cr>-data (v1) for the graph',
       '+ object secret: Secret <cr>-auth (v1) for the graph',
       '- object backup: Job <cr>-backup (batch/v1) during Servicing',
+      'objects of the CRs once migrated:',
+      '  object workload (Deployment <cr>): kept at every node, applied again only if its render changed',
+      '  object service (Service <cr>): kept at every node, applied again only if its render changed',
+      '  object data (PersistentVolumeClaim <cr>-data): kept at every node, applied again only if its render changed',
+      '  object config (ConfigMap <cr>-config): kept at Running, Servicing, Stopping, applied again only if its render changed',
+      '  object secret (Secret <cr>-auth): made at every node',
+      '  object backup: pruned at Servicing, once the objects of the node they stand at are applied',
     ]);
     expect(diffGraphs(before, loadGraph(data)).same).toBe(true);
   });

@@ -37,7 +37,7 @@ describe('planObjects', () => {
     expect(plan.record).toEqual([
       { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'db' },
       { id: 'config', apiVersion: 'v1', kind: 'ConfigMap', name: 'db-config' },
-      { id: 'secret', apiVersion: 'v1', kind: 'Secret', name: 'db-keys' },
+      { id: 'secret', apiVersion: 'v1', kind: 'Secret', name: 'db-keys', deletion: 'Keep' },
     ]);
     expect(plan.apply.map((w) => w.entry.id)).toEqual(['service', 'config', 'secret']);
     expect(plan.settled.every((e) => e.hash === renderHash(at('Running').find((r) => r.declaration.id === e.id)!.object))).toBe(true);

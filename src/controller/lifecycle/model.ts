@@ -48,6 +48,17 @@ export function modelOfRevision(model: LifecycleModel, revision: string | undefi
   return revision === undefined || revision === model.graph.revision ? model : model.earlier.get(revision);
 }
 
+/**
+ * The graph whose declarations make the objects of a resource at rest in `status`: that of the
+ * revision it is on, when the operator serves it (its own, or an earlier one the Manual policy keeps
+ * it on) and it has the resource's node. Undefined (a resource waiting to migrate, or stranded): its
+ * objects are left as they are, neither applied nor pruned, until it migrates.
+ */
+export function objectsGraph(model: LifecycleModel, status: Pick<LifecycleStatus, 'graphRevision' | 'state'>): Graph | undefined {
+  const graph = modelOfRevision(model, status.graphRevision)?.graph;
+  return graph?.has(status.state) === true ? graph : undefined;
+}
+
 /** The node of `graph` the resource is on, or will be once its migration is done. */
 export function landing(graph: Graph, state: string, migration: MigrationPrediction): string {
   if (migration.kind === 'migrates') return migration.state.node;

@@ -28,7 +28,7 @@ import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
-import { MIGRATE_ANNOTATION } from './model.ts';
+import { MIGRATE_ANNOTATION, objectsGraph } from './model.ts';
 import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
 import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
@@ -156,12 +156,15 @@ export class LifecycleController {
   readonly #cancelled = new Set<string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
+  /** The graph or an earlier revision it serves declares objects: its CRs' are made. */
+  readonly #declaresObjects: boolean;
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
     this.#options = options;
     // The planner's tables and the decision table are built on first use, then cached.
     this.#model = createLifecycleModel(options.graph);
+    this.#declaresObjects = [options.graph, ...options.graph.previous].some((g) => g.objects.length > 0);
     const { group, version } = options.resource;
     this.#apiVersion = group === '' ? version : `${group}/${version}`;
     this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {}, options.logger === undefined ? {} : { logger: options.logger });
@@ -345,7 +348,8 @@ export class LifecycleController {
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
-    if (effects.finish === undefined && this.#model.graph.objects.length > 0) obj = await this.#applyNodeObjects(obj, resource);
+    // Also when no revision declares any: an inventory left by an earlier one is pruned.
+    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -399,9 +403,10 @@ export class LifecycleController {
     const operation = stored?.operation;
     if (stored === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return undefined;
     const owner = this.#objectOwner(obj);
-    // A CR at a node of an earlier revision (until it migrates) waits for none of this graph's objects.
-    if (owner === undefined || !makesObjectsAt(this.#model.graph, stored.state)) return undefined;
-    return { node: stored.state, ...(await readNodeReadiness(this.#options.transport, this.#model.graph, owner, stored)) };
+    // The objects of the revision the CR is on; one waiting to migrate waits for none.
+    const graph = objectsGraph(this.#model, stored);
+    if (owner === undefined || graph === undefined || !makesObjectsAt(graph, stored.state)) return undefined;
+    return { node: stored.state, ...(await readNodeReadiness(this.#options.transport, graph, owner, stored)) };
   }
 
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
@@ -416,14 +421,21 @@ export class LifecycleController {
     return { apiVersion: this.#apiVersion, kind: this.#options.resource.kind, metadata, spec: obj.spec as { params?: Record<string, unknown> } };
   }
 
-  /** The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it starts finds them applied. */
+  /**
+   * The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it
+   * starts finds them applied. A migration's write has put the CR on its new node already: a renamed
+   * node's objects are its own still (applied again only if their render changed), a removed node's
+   * are pruned once the new node's are applied.
+   */
   async #applyNodeObjects(obj: LifecycleObject, resource: EventResource): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
+    const graph = objectsGraph(this.#model, status);
+    if (graph === undefined) return obj;
     const { events } = this.#options;
     const io: NodeObjectsIo = {
-      graph: this.#model.graph,
+      graph,
       transport: this.#options.transport,
       key: objectKey(obj),
       // Not while the CR is deleted: a look at it that is older than the end of its deletion path would make again what that let go of.

@@ -47,7 +47,7 @@ export interface ObjectCounts {
  */
 export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, stored: LifecycleStatus): Promise<LifecycleStatus> {
   const { graph, transport } = io;
-  if (graph.objects.length === 0 || !graph.has(stored.state)) return stored;
+  if ((graph.objects.length === 0 && (stored.objects ?? []).length === 0) || !graph.has(stored.state)) return stored;
   let status = stored;
   const rendering = renderObjects(graph, owner, stored.state);
   if (rendering.problems.length > 0) {

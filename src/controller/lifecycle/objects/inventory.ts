@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { canonicalJson } from '../../../graph/canonical-json.ts';
-import type { RenderedObject } from '../../../graph/index.ts';
+import { objectName, objectsAt, sameObject, type Graph, type GraphObject, type ObjectDeletionPolicy, type RenderedObject } from '../../../graph/index.ts';
 import type { InventoryEntry } from '../../../kube/lifecycle-resource.ts';
 
 /** The hash of a rendered object as it would be applied: the same render is not applied again. */
@@ -31,15 +31,15 @@ export interface ObjectsPlan {
   readonly settled: InventoryEntry[];
 }
 
-/** One object: the same id, apiVersion, kind and name (a graph revision that renames it makes another). */
-export function sameObject(a: InventoryEntry, b: InventoryEntry): boolean {
-  return a.id === b.id && a.apiVersion === b.apiVersion && a.kind === b.kind && a.name === b.name;
+/** The inventory entry of a declared object named `name`, not applied yet (no hash). */
+function declaredEntry(declaration: GraphObject, name: string): InventoryEntry {
+  return { id: declaration.id, apiVersion: declaration.apiVersion, kind: declaration.kind, name, ...(declaration.deletion === 'Keep' ? { deletion: 'Keep' as const } : {}) };
 }
 
 export function planObjects(inventory: readonly InventoryEntry[], rendered: readonly RenderedObject[]): ObjectsPlan {
   const wanted = rendered.map((r): WantedObject => ({
     rendered: r,
-    entry: { id: r.declaration.id, apiVersion: r.declaration.apiVersion, kind: r.declaration.kind, name: r.object.metadata?.name ?? '', hash: renderHash(r.object) },
+    entry: { ...declaredEntry(r.declaration, r.object.metadata?.name ?? ''), hash: renderHash(r.object) },
   }));
   const recorded = (entry: InventoryEntry) => inventory.find((known) => sameObject(known, entry));
   const missing = wanted.filter((w) => recorded(w.entry) === undefined).map(({ entry: { hash: _hash, ...unapplied } }) => unapplied);
@@ -50,4 +50,34 @@ export function planObjects(inventory: readonly InventoryEntry[], rendered: read
     prune: inventory.filter((known) => !wanted.some((w) => sameObject(known, w.entry))).reverse(),
     settled: wanted.map((w) => w.entry),
   };
+}
+
+/** What becomes of a CR's objects once it stands at `node` of `graph`: kept (still wanted there), pruned (let go of: a Keep one disowned), made. */
+export interface ObjectsOutlook {
+  readonly kept: readonly InventoryEntry[];
+  readonly pruned: readonly InventoryEntry[];
+  readonly made: readonly InventoryEntry[];
+}
+
+/**
+ * The inventory of the CR named `owner` against what `node` of `graph` declares, without rendering
+ * (names are static): what the operator's next apply there keeps, prunes and makes. A kept object is
+ * applied again only if its render changed, which only running the render says.
+ */
+export function objectsOutlook(graph: Graph, owner: string, node: string, inventory: readonly InventoryEntry[]): ObjectsOutlook {
+  const wanted = (graph.has(node) ? objectsAt(graph, node) : []).map((declaration) => declaredEntry(declaration, objectName(owner, declaration.name)));
+  const recorded = (entry: InventoryEntry) => inventory.some((known) => sameObject(known, entry));
+  return {
+    kept: inventory.filter((known) => wanted.some((w) => sameObject(known, w))),
+    pruned: inventory.filter((known) => !wanted.some((w) => sameObject(known, w))).map((known) => {
+      const { deletion: _recorded, ...entry } = known;
+      return deletionPolicy(graph, known) === 'Keep' ? { ...entry, deletion: 'Keep' as const } : entry;
+    }),
+    made: wanted.filter((w) => !recorded(w)),
+  };
+}
+
+/** What letting go of an inventory entry does: as `graph` declares its id, else (a revision dropped the declaration) as it was declared when recorded. */
+export function deletionPolicy(graph: Graph, entry: InventoryEntry): ObjectDeletionPolicy {
+  return graph.objects.find((o) => o.id === entry.id)?.deletion ?? entry.deletion ?? 'Delete';
 }

@@ -3,6 +3,7 @@
 // Used when a node's objects are no longer wanted, and for all of them at the end of the deletion path.
 import type { Graph } from '../../../graph/index.ts';
 import type { InventoryEntry } from '../../../kube/lifecycle-resource.ts';
+import { deletionPolicy } from './inventory.ts';
 import { isNotFound, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
 
 /** Where the objects live and whose they are. */
@@ -33,8 +34,7 @@ export async function letGo(
   let held: HeldObject | undefined;
   for (const entry of entries) {
     const resource = kindResource(entry.apiVersion, entry.kind);
-    // An id the graph no longer declares is deleted: only a declaration can ask to keep its object.
-    if (graph.objects.find((o) => o.id === entry.id)?.deletion === 'Keep') {
+    if (deletionPolicy(graph, entry) === 'Keep') {
       if (await disown(transport, entry, owner)) counted?.(entry, 'kept');
       continue;
     }
