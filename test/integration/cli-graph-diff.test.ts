@@ -61,6 +61,27 @@ describe.concurrent('okt graph diff', { timeout: 60_000 }, () => {
     });
   });
 
+  it('graphs that make objects: per declaration, what the CRs of OLD see of it once migrated', async () => {
+    const revisions = pathToFileURL(path.resolve('test/fixtures/object-revisions.ts')).href;
+    const relayOld = file('relay-old.ts', `export { relayRevision1 as default } from '${revisions}';`);
+    const relayNew = file('relay-new.ts', `import { relayRevision2 } from '${revisions}';\nexport default relayRevision2();`);
+    const human = await okt(['graph', 'diff', relayOld, relayNew]);
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout.split('\n').slice(human.stdout.split('\n').indexOf('objects of the CRs once migrated:'))).toEqual([
+      'objects of the CRs once migrated:',
+      '  object service (Service <cr>): kept at every node, applied again only if its render changed',
+      '  object work (ConfigMap <cr>-work): kept at Servicing (now Backup), applied again only if its render changed',
+      '  object drain (ConfigMap <cr>-drain): made at Stopping (now Draining)',
+      '  object stop: pruned at Stopping (now Draining), once the objects of the node they stand at are applied',
+      '  object keys: let go of (kept: disowned, left in place) at Stopping (now Draining), once the objects of the node they stand at are applied',
+      '',
+    ]);
+    const diff = JSON.parse((await okt(['graph', 'diff', relayOld, relayNew, '--json'])).stdout) as GraphDiff;
+    expect(diff.objectFates?.find((fate) => fate.id === 'work')).toEqual({
+      id: 'work', declared: { id: 'work', apiVersion: 'v1', kind: 'ConfigMap', name: 'work', during: 'Backup' }, deletion: 'Delete', kept: [{ from: 'Servicing', to: 'Backup' }], made: [], pruned: [],
+    });
+  });
+
   it('the same graph: "no change" and exit 0 even with --exit-code; a module with two graphs needs --export-old', async () => {
     const same = await okt(['graph', 'diff', 'graphs/database.ts', oldModule, '--export-new', 'v1', '--exit-code']);
     expect(same).toEqual({ code: 0, stdout: `graph "database": no change (revision ${databaseGraph.revision})\n`, stderr: '' });

@@ -11,6 +11,7 @@ import { loadGraphFile } from '../../../src/cli/graph-module.ts';
 import type { Graph } from '../../../src/graph/index.ts';
 import { applyCrd, createNamespace, e2eKubeConfig, e2eKubeconfigPath, mergePatch, type CrdManifest, applyGraphCrd } from '../helpers/index.ts';
 import { okt } from '../../fixtures/okt-process.ts';
+import { relayRevision1 } from '../../fixtures/object-revisions.ts';
 
 // `okt graph check NEW --against-cluster` and `okt status` against the real control plane, on CRs whose
 // status is written by hand as an operator of revision 1 would have (no operator runs).
@@ -165,5 +166,42 @@ describe('okt status without --graph', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(` graph +database \\(5 nodes\\), revision ${v1}\\n`));
     expect(shown.stdout.split('\n')).toContain('  └─▶ Running ● current');
+  });
+});
+
+// CRs of a graph that makes objects, their status (objects included) written as an operator of revision 1 would have.
+describe('okt graph check --against-cluster, for CRs with objects', () => {
+  it('says per CR what its objects do where the migration puts it: kept, made, pruned, disowned', async () => {
+    const relayNames = { group: 'relay.check.e2e.okt.dev', version: 'v1alpha1', kind: 'Relay' };
+    const revisions = pathToFileURL(path.join(root, 'test/fixtures/object-revisions.ts')).href;
+    const relayFile = path.join(dir, 'relay-v2.ts');
+    writeFileSync(relayFile, `import { relayRevision2 } from ${JSON.stringify(revisions)};\nexport default relayRevision2();\n`);
+    await applyGraphCrd(kc, relayRevision1, relayNames);
+    const ref = { group: relayNames.group, version: relayNames.version, namespace, plural: 'relays' };
+    const entry = (id: string, kind: string, name: string, more: object = {}) => ({ id, apiVersion: 'v1', kind, name, hash: 'h', ...more });
+    const relays = {
+      'relay-backup': { state: 'Servicing', objects: [entry('service', 'Service', 'relay-backup'), entry('work', 'ConfigMap', 'relay-backup-work')] },
+      'relay-stop': { state: 'Stopping', objects: [entry('service', 'Service', 'relay-stop'), entry('stop', 'ConfigMap', 'relay-stop-stop'), entry('keys', 'Secret', 'relay-stop-keys', { deletion: 'Keep' })] },
+    };
+    for (const [name, { state, objects }] of Object.entries(relays)) {
+      await api.createNamespacedCustomObject({ ...ref, body: { apiVersion: `${relayNames.group}/${relayNames.version}`, kind: 'Relay', metadata: { name }, spec: { desiredState: state } } });
+      const status = { state, graphRevision: relayRevision1.revision, observedGeneration: 1, transition: 2, sequence: 2, path: ['Start', 'Running', state], conditions: [], objects };
+      await api.patchNamespacedCustomObjectStatus({ ...ref, name, body: { status } }, mergePatch);
+    }
+    const checked = await okt(['graph', 'check', relayFile, '--against-cluster', '--group', relayNames.group], { env: env() });
+    expect(checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+    expect(checked.stdout.split('\n').slice(1, 5)).toEqual([
+      `  ${namespace}/relay-backup  ${relayRevision1.revision}  Servicing -> ok: renamed Servicing -> Backup`,
+      '    objects: kept Service relay-backup, ConfigMap relay-backup-work (applied again only if its render changed)',
+      `  ${namespace}/relay-stop    ${relayRevision1.revision}  Stopping -> ok: moves Stopping -> Draining by a transition`,
+      '    objects: kept Service relay-stop (applied again only if its render changed); made ConfigMap relay-stop-drain; pruned ConfigMap relay-stop-stop; disowned (kept) Secret relay-stop-keys',
+    ]);
+    const result = JSON.parse((await okt(['graph', 'check', relayFile, '--against-cluster', '--group', relayNames.group, '--json'], { env: env() })).stdout) as GraphCheck;
+    expect(result.resources.find((r) => r.name === 'relay-stop')?.objects).toEqual({
+      kept: [relays['relay-stop'].objects[0]],
+      pruned: relays['relay-stop'].objects.slice(1),
+      made: [{ id: 'drain', apiVersion: 'v1', kind: 'ConfigMap', name: 'relay-stop-drain' }],
+    });
   });
 });
