@@ -10,6 +10,7 @@ import { deletionPolicy, objectsOutlook, planObjects } from '../../src/controlle
 import { defineGraph, diffGraphs, loadGraph, renderObjects, type ObjectOwner } from '../../src/graph/index.ts';
 import type { InventoryEntry } from '../../src/kube/lifecycle-resource.ts';
 import { generateManifests } from '../../src/kube/manifests.ts';
+import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import { relayRevision1, relayRevision2 } from '../fixtures/object-revisions.ts';
 
 const v1 = relayRevision1;
@@ -29,6 +30,25 @@ describe('the graph that makes a CR\'s objects', () => {
     expect(objectsGraph(notServed, { graphRevision: v1.revision, state: 'Stopping' })).toBeUndefined();
     expect(objectsGraph(served, { graphRevision: v2.revision, state: 'Stopping' })).toBeUndefined();
   });
+});
+
+test('a CR the Manual policy keeps on revision 1 waits there for revision 1\'s objects before its action starts, as the operator makes them', () => {
+  const sim = new LifecycleSim(relayRevision1, 'Running');
+  sim.objectsAt = () => ({ kind: 'ready' });
+  sim.settle();
+  sim.upgrade(relayRevision2('Manual'));
+  sim.objectsAt = (node) => (node === 'Servicing' ? { kind: 'inProgress', object: 'ConfigMap r-work (object "work")', message: 'not applied yet' } : { kind: 'ready' });
+  sim.setDesired('Servicing');
+  const started = sim.started.size;
+  const entered = sim.reconcile();
+  expect(sim.status).toMatchObject({ state: 'Servicing', graphRevision: v1.revision });
+  // Revision 2 has no Servicing, revision 1 makes `work` there: the start waits for it.
+  expect(entered.startOperation).toBeUndefined();
+  expect(entered.again).toBe(true);
+  sim.reconcile();
+  expect(sim.started.size).toBe(started);
+  sim.objectsAt = () => ({ kind: 'ready' });
+  expect(sim.reconcile().startOperation?.node).toBe('Servicing');
 });
 
 describe('what a revision does to the objects of the CRs it migrates', () => {

@@ -15,7 +15,7 @@ import { isTerminal } from '../../sidecar-client/index.ts';
 import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { ABANDON_ANNOTATION, abandon, abandonHint, abandonment, cancelCause, DEFAULT_TEARDOWN_GRACE_MS, deletionEnd, deletionEvent } from './cleanup.ts';
 import { cancelAtDeadline, lookAgainAtDeadline, passedDeadline, stallAtDeadline, timeoutEdge, deadlineMessage } from './deadline.ts';
-import { landing, recordedPosition, servedMigration } from './model.ts';
+import { landing, objectsGraph, recordedPosition, servedMigration } from './model.ts';
 import { OBJECTS_READY_POLL_MS } from './objects/readiness.ts';
 import type { StepEffects, StepInput } from './step-types.ts';
 import { cannotCommit, converge, move, retry, transition } from './status/commit.ts';
@@ -55,7 +55,12 @@ export function step(given: StepInput): StepEffects {
  */
 function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffects {
   const start = effects.startOperation;
-  if (start === undefined || !makesObjectsAt(input.model.graph, start.node)) return effects;
+  if (start === undefined) return effects;
+  // The objects of the revision the start is committed on: an earlier one the Manual policy keeps the resource on makes its own.
+  const written = effects.status !== undefined && 'state' in effects.status ? effects.status : undefined;
+  const stored = input.resource.status !== undefined && 'state' in input.resource.status ? input.resource.status : undefined;
+  const graph = objectsGraph(input.model, { graphRevision: (written ?? stored)?.graphRevision, state: start.node });
+  if (graph === undefined || !makesObjectsAt(graph, start.node)) return effects;
   const { objects } = input;
   if (objects?.node === start.node && objects.readiness.kind === 'ready') return effects;
   // Nothing runs yet: no long-poll of the operation either.
