@@ -221,6 +221,7 @@ export class LifecycleController {
       owner: { apiVersion: this.#apiVersion, kind: options.resource.kind },
       enqueue: (key) => this.controller.enqueue(key),
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      ...(shard === undefined ? {} : { shard }),
       ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });

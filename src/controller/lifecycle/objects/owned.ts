@@ -1,5 +1,5 @@
 // The objects okt made, watched: one informer per kind the graph declares, selected by okt's graph
-// label (not a GET per CR). An event on one looks at its CR again; the reconcile asks `drift` whether
+// label (and, for a shard, the shard keys of its CRs), not a GET per CR. An event on one looks at its CR again; the reconcile asks `drift` whether
 // an object the inventory says is applied was deleted or had a field okt owns changed by someone, and
 // `mayRepair` whether putting it back again is a fight (another manager writing it back each time).
 import { createHash } from 'node:crypto';
@@ -8,6 +8,7 @@ import { OBJECT_LABELS, type Graph } from '../../../graph/index.ts';
 import { DEFAULT_FIELD_MANAGER, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
 import { Informer } from '../../informer.ts';
 import type { Logger } from '../../logger.ts';
+import { bothSelectors, shardSelector, type Shard } from '../shard.ts';
 
 /** Re-applies of one object allowed within FIGHT_WINDOW_MS: the next one is a fight. */
 export const FIGHT_REPAIRS = 3;
@@ -46,6 +47,8 @@ export interface OwnedObjectsOptions {
   /** Looks at the CR `namespace/name` again. */
   enqueue(key: string): void;
   namespace?: string;
+  /** Only the objects of this shard's CRs (they carry their CR's shard key label). */
+  shard?: Shard;
   watchIdleTimeoutMs?: number;
   logger?: Logger;
   now?: () => number;
@@ -68,7 +71,7 @@ export class OwnedObjects {
       const informer = new Informer({
         transport: options.transport,
         resource: kindResource(apiVersion, kind),
-        labelSelector: `${OBJECT_LABELS.graph}=${options.graph.name}`,
+        labelSelector: graphSelector(options.graph.name, options.shard),
         // Only okt's entry of managedFields keeps its fields (compared with its last apply); the others' names and times say who took a field.
         transform: keepOwnFields,
         ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
@@ -165,6 +168,12 @@ export class OwnedObjects {
     const ref = refs.find((r) => r.controller === true && r.apiVersion === apiVersion && r.kind === kind);
     return ref?.name === undefined ? undefined : `${obj.metadata.namespace ?? ''}/${ref.name}`;
   }
+}
+
+/** The objects of the graph, and of the shard's CRs only when sharded: the API server filters. */
+function graphSelector(graph: string, shard: Shard | undefined): string {
+  const ofGraph = `${OBJECT_LABELS.graph}=${graph}`;
+  return shard === undefined ? ofGraph : bothSelectors(ofGraph, shardSelector(shard));
 }
 
 function kindId(apiVersion: string, kind: string): string {
