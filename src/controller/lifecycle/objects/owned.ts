@@ -1,7 +1,9 @@
 // The objects okt made, watched: one informer per kind the graph declares, selected by okt's graph
-// label (and, for a shard, the shard keys of its CRs), not a GET per CR. An event on one looks at its CR again; the reconcile asks `drift` whether
-// an object the inventory says is applied was deleted or had a field okt owns changed by someone, and
-// `mayRepair` whether putting it back again is a fight (another manager writing it back each time).
+// label (and, for a shard, the shard keys of its CRs), not a GET per CR. An event on one looks at its
+// CR again; the reconcile reads the objects' readiness from these caches (`cached`), asks `drift`
+// whether an object the inventory says is applied was deleted or had a field okt owns changed by
+// someone, and `mayRepair` whether putting it back again is a fight (another manager writing it back
+// each time).
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../../graph/canonical-json.ts';
 import { OBJECT_LABELS, type Graph } from '../../../graph/index.ts';
@@ -32,6 +34,9 @@ interface OwnApply {
 
 /** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: okt has no record of its last apply, as after a restart). */
 export type Drift = { readonly kind: 'deleted' } | { readonly kind: 'changed'; readonly manager: string | undefined };
+
+/** An object as the cache holds it: `unseen` while the cache has not synced or not yet seen okt's last apply of it (its event wakes the CR). */
+export type Cached = { readonly kind: 'unseen' } | { readonly kind: 'absent' } | { readonly kind: 'live'; readonly object: KubeObject };
 
 /** A fight: the object is left alone until `until`, `manager` writing what okt owns back each time. */
 export interface Fight {
@@ -103,6 +108,16 @@ export class OwnedObjects {
   applied(apiVersion: string, kind: string, object: KubeObject): void {
     const { namespace = '', name = '', resourceVersion = '' } = object.metadata;
     this.#own.set(objectId(apiVersion, kind, namespace, name), { resourceVersion, fields: ownFieldsHash(object) });
+  }
+
+  /** The object as the cache holds it, once the cache has seen okt's last apply of it. */
+  cached(apiVersion: string, kind: string, namespace: string, name: string): Cached {
+    const informer = this.#informers.get(kindId(apiVersion, kind));
+    if (informer === undefined || !informer.hasSynced) return { kind: 'unseen' };
+    const written = this.#own.get(objectId(apiVersion, kind, namespace, name))?.resourceVersion;
+    if (written !== undefined && behind(informer.resourceVersion, written)) return { kind: 'unseen' };
+    const object = informer.store.get(`${namespace}/${name}`);
+    return object === undefined ? { kind: 'absent' } : { kind: 'live', object };
   }
 
   /**
