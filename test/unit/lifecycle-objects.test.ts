@@ -52,6 +52,17 @@ describe('planObjects', () => {
     expect(planObjects(edited, at('Running'))).toMatchObject({ record: undefined, prune: [], apply: [{ entry: { id: 'config' } }] });
   });
 
+  test('okt\'s fields recorded by an apply are kept while the render is unchanged, dropped with a changed render (its apply records them anew)', () => {
+    const applied = settledAt('Running').map((e) => ({ ...e, fields: `fields of ${e.id}` }));
+    const again = planObjects(applied, at('Running'));
+    expect(again.settled).toEqual(applied);
+    expect(again.unchanged.map((w) => w.entry.fields)).toEqual(['fields of service', 'fields of config', 'fields of secret']);
+    const edited = applied.map((e) => (e.id === 'config' ? { ...e, hash: 'an older render' } : e));
+    const plan = planObjects(edited, at('Running'));
+    expect(plan.apply.map((w) => [w.entry.id, w.entry.fields])).toEqual([['config', undefined]]);
+    expect(plan.settled.map((e) => e.fields)).toEqual(['fields of service', undefined, 'fields of secret']);
+  });
+
   test('an object recorded but never applied (the operator stopped between the two) is applied at the next look', () => {
     const recorded = planObjects([], at('Running')).record!;
     expect(planObjects(recorded, at('Running')).apply.map((w) => w.entry.id)).toEqual(['service', 'config', 'secret']);

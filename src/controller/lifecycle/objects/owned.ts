@@ -25,14 +25,7 @@ interface ManagedFieldsEntry {
   fieldsV1?: unknown;
 }
 
-/** What okt remembers of its own last apply of an object. */
-interface OwnApply {
-  readonly resourceVersion: string;
-  /** The hash of the fields okt's apply owns (its managedFields entry): changed only when another manager takes one of them, or the object is made anew. */
-  readonly fields: string;
-}
-
-/** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: okt has no record of its last apply, as after a restart). */
+/** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: the inventory has no record of okt's fields in it, as one an earlier okt wrote). */
 export type Drift = { readonly kind: 'deleted' } | { readonly kind: 'changed'; readonly manager: string | undefined };
 
 /** An object as the cache holds it: `unseen` while the cache has not synced or not yet seen okt's last apply of it (its event wakes the CR). */
@@ -63,7 +56,8 @@ export class OwnedObjects {
   /** One per kind the graph's declarations name, by `apiVersion kind`. */
   readonly #informers = new Map<string, Informer>();
   readonly #options: OwnedObjectsOptions;
-  readonly #own = new Map<string, OwnApply>();
+  /** The resourceVersion okt's last apply of each object returned: until the cache reaches it, the cache's copy is older than okt's write. */
+  readonly #applied = new Map<string, string>();
   readonly #repairs = new Map<string, number[]>();
   readonly #fights = new Map<string, Fight>();
   readonly #wakeups = new Set<NodeJS.Timeout>();
@@ -77,7 +71,7 @@ export class OwnedObjects {
         transport: options.transport,
         resource: kindResource(apiVersion, kind),
         labelSelector: graphSelector(options.graph.name, options.shard),
-        // Only okt's entry of managedFields keeps its fields (compared with its last apply); the others' names and times say who took a field.
+        // Only okt's entry of managedFields keeps its fields (compared with the inventory's record); the others' names and times say who took a field.
         transform: keepOwnFields,
         ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
         ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
@@ -91,7 +85,7 @@ export class OwnedObjects {
         onAdd: wake,
         onChange: wake,
         onDelete: (obj) => {
-          this.#own.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+          this.#applied.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
           wake(obj);
         },
       });
@@ -104,17 +98,17 @@ export class OwnedObjects {
     return [...this.#informers.values()];
   }
 
-  /** Remembers what okt's apply of an object returned: the object as okt left it. */
+  /** Remembers okt's apply of an object (what it returned): the cache's copy is older until it reaches that write. */
   applied(apiVersion: string, kind: string, object: KubeObject): void {
     const { namespace = '', name = '', resourceVersion = '' } = object.metadata;
-    this.#own.set(objectId(apiVersion, kind, namespace, name), { resourceVersion, fields: ownFieldsHash(object) });
+    this.#applied.set(objectId(apiVersion, kind, namespace, name), resourceVersion);
   }
 
   /** The object as the cache holds it, once the cache has seen okt's last apply of it. */
   cached(apiVersion: string, kind: string, namespace: string, name: string): Cached {
     const informer = this.#informers.get(kindId(apiVersion, kind));
     if (informer === undefined || !informer.hasSynced) return { kind: 'unseen' };
-    const written = this.#own.get(objectId(apiVersion, kind, namespace, name))?.resourceVersion;
+    const written = this.#applied.get(objectId(apiVersion, kind, namespace, name));
     if (written !== undefined && behind(informer.resourceVersion, written)) return { kind: 'unseen' };
     const object = informer.store.get(`${namespace}/${name}`);
     return object === undefined ? { kind: 'absent' } : { kind: 'live', object };
@@ -122,24 +116,17 @@ export class OwnedObjects {
 
   /**
    * Whether an object the inventory says is applied must be applied again: the cache lacks it
-   * (someone deleted it), or okt's fields in it are not those of okt's last apply. Undefined: it is
-   * as okt left it, or the cache has not yet seen okt's last write of it (its event wakes the CR).
+   * (someone deleted it), or okt's fields in it are not `fields`, those the inventory recorded of
+   * okt's last apply (ownFieldsHash). Undefined: it is as okt left it, or the cache has not yet seen
+   * okt's last write of it (its event wakes the CR).
    */
-  drift(apiVersion: string, kind: string, namespace: string, name: string): Drift | undefined {
-    const informer = this.#informers.get(kindId(apiVersion, kind));
-    if (informer === undefined || !informer.hasSynced) return undefined;
-    const id = objectId(apiVersion, kind, namespace, name);
-    const own = this.#own.get(id);
-    if (own !== undefined && behind(informer.resourceVersion, own.resourceVersion)) return undefined;
-    const live = informer.store.get(`${namespace}/${name}`);
-    if (live === undefined) return { kind: 'deleted' };
-    if (own?.resourceVersion === live.metadata.resourceVersion) return undefined;
-    if (own !== undefined && own.fields === ownFieldsHash(live)) {
-      // Someone changed what okt does not own (a status, a label of theirs): nothing to put back.
-      this.#own.set(id, { ...own, resourceVersion: live.metadata.resourceVersion ?? '' });
-      return undefined;
-    }
-    return { kind: 'changed', manager: own === undefined ? undefined : lastOtherManager(live) };
+  drift(apiVersion: string, kind: string, namespace: string, name: string, fields: string | undefined): Drift | undefined {
+    const cached = this.cached(apiVersion, kind, namespace, name);
+    if (cached.kind === 'unseen') return undefined;
+    if (cached.kind === 'absent') return { kind: 'deleted' };
+    // Someone changed what okt does not own (a status, a label of theirs): nothing to put back.
+    if (fields !== undefined && fields === ownFieldsHash(cached.object)) return undefined;
+    return { kind: 'changed', manager: fields === undefined ? undefined : lastOtherManager(cached.object) };
   }
 
   /**
@@ -152,7 +139,7 @@ export class OwnedObjects {
     const fight = this.#fights.get(id);
     if (fight !== undefined && fight.until > now) return fight;
     this.#fights.delete(id);
-    // A restart's first look is no repair of someone's change: it only checks okt's fields once.
+    // No record of okt's fields (an inventory an earlier okt wrote): applying once records them, no repair of someone's change.
     if (drift.kind === 'changed' && drift.manager === undefined) return undefined;
     const recent = (this.#repairs.get(id) ?? []).filter((at) => at > now - FIGHT_WINDOW_MS);
     if (recent.length < FIGHT_REPAIRS) {
@@ -213,9 +200,14 @@ function keepOwnFields(obj: KubeObject): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, managedFields } as KubeObject['metadata'] };
 }
 
-function ownFieldsHash(obj: KubeObject): string {
+/**
+ * The hash of the fields okt's apply owns in an object (its managedFields entry): the same after
+ * every apply of one render, changed only when another manager takes one of them. The inventory
+ * records it with each applied object, so a restarted operator compares it as the one before did.
+ */
+export function ownFieldsHash(obj: KubeObject): string {
   const own = entriesOf(obj).find(isOwn);
-  return createHash('sha256').update(canonicalJson(own?.fieldsV1 ?? null)).digest('hex');
+  return createHash('sha256').update(canonicalJson(own?.fieldsV1 ?? null)).digest('hex').slice(0, 32);
 }
 
 /** The manager other than okt that wrote the object last (an Update takes the fields it changes from okt). */
