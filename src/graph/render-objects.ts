@@ -13,6 +13,8 @@ export const OBJECT_LABELS = {
   objectId: 'okt.dev/object-id',
   /** The graph's name. */
   graph: 'okt.dev/graph',
+  /** The CR's shard key (0-255, from its uid), copied from the CR's own label when it has one: a shard of operators caches only its CRs' objects. */
+  shardKey: 'okt.dev/shard-key',
 } as const;
 
 /** The CR the objects belong to, as the API returns it (only what rendering reads). */
@@ -108,6 +110,7 @@ function renderOne(graph: Graph<string>, declaration: GraphObject, owner: Object
   const controller = (metadata.ownerReferences ?? []).find((ref) => ref.controller === true);
   if (controller !== undefined) wrong.push(`metadata.ownerReferences names a controller (${controller.kind} "${controller.name}"): the CR is its controller`);
   if (wrong.length > 0) return wrong.join('; ');
+  const shardKey = owner.metadata.labels?.[OBJECT_LABELS.shardKey];
   // No blockOwnerDeletion: okt orders deletion itself (its finalizer), and setting it needs a permission on the CR's finalizers.
   const ownerReference: V1OwnerReference = { apiVersion: owner.apiVersion, kind: owner.kind, name: ownerName, uid, controller: true };
   object.metadata = {
@@ -115,7 +118,13 @@ function renderOne(graph: Graph<string>, declaration: GraphObject, owner: Object
     name,
     namespace,
     // okt's labels win over the render's: the inventory relies on them.
-    labels: { ...metadata.labels, [OBJECT_LABELS.ownerUid]: uid, [OBJECT_LABELS.objectId]: declaration.id, [OBJECT_LABELS.graph]: graph.name },
+    labels: {
+      ...metadata.labels,
+      [OBJECT_LABELS.ownerUid]: uid,
+      [OBJECT_LABELS.objectId]: declaration.id,
+      [OBJECT_LABELS.graph]: graph.name,
+      ...(shardKey === undefined ? {} : { [OBJECT_LABELS.shardKey]: shardKey }),
+    },
     ownerReferences: [...(metadata.ownerReferences ?? []), ownerReference],
   };
   return object;

@@ -155,6 +155,8 @@ export const inventoryEntrySchema = z.object({
   name: z.string().min(1),
   hash: z.string().optional(),
   deletion: z.literal('Keep').optional(),
+  /** The hash of the fields okt's last apply owns in it (its managedFields entry): someone taking one of them changes it. */
+  fields: z.string().optional(),
 });
 export type InventoryEntry = z.infer<typeof inventoryEntrySchema>;
 

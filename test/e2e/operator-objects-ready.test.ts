@@ -1,12 +1,13 @@
 // The objects a node makes are awaited, on a real API server with no node (no controller writes their
 // status: the test does, through the /status subresource, as an admin): a node's action starts only
-// once its objects are ready, Ready=False naming the object and kstatus's message meanwhile; a failed
+// once its objects are ready (read from okt's caches: waiting costs no request, a status change wakes the CR), Ready=False naming the object and kstatus's message meanwhile; a failed
 // Job is the failure of Backup's action (its retry policy runs it again, then the CR stalls); a Job
 // never done meets Restore's deadline, whose timeout edge is taken.
-import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readyGraph } from '../fixtures/ready-graph.ts';
+import { defineGraph } from '../../src/graph/index.ts';
 import { e2eKubeConfig, mergePatch, applyGraphCrd } from './helpers/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 
@@ -50,13 +51,18 @@ describe('the objects a node makes are awaited', () => {
     const waiting = await waitForObject(vaults, namespace, 'a', 'Ready=False, waiting for the PVC',
       waitingFor('Running', 'the action of Running waits for its objects: PersistentVolumeClaim a-data (object "data"): PVC is not Bound. phase: Pending'));
     expect(conditionOf(waiting, 'ObjectsApplied')?.status).toBe('True');
-    // Looked at again every second, not in a loop: still waiting, its action not started.
-    const gets = local.operator.transport.counters.byVerb.get;
-    await sleep(2_000);
-    expect(local.operator.transport.counters.byVerb.get - gets).toBeLessThan(8);
+    // Waiting costs no API request: the PVC is read from okt's cache of PVCs, and no look runs on a clock.
+    const { counters } = local.operator.transport;
+    const before = counters.snapshot();
+    await sleep(3_000);
+    const during = counters.snapshot();
+    expect({ reads: during.reads - before.reads, writes: during.writes - before.writes }).toEqual({ reads: 0, writes: 0 });
     expect(started(waiting)).toBe(false);
+    // The PVC's status change (its controller's, here the test's) wakes the CR, judged from the cache: not a GET.
+    const gets = counters.byVerb.get;
     await bind(namespace, 'a-data');
     const running = await waitForObject(vaults, namespace, 'a', 'Ready at Running', readyAt('Running'));
+    expect(counters.byVerb.get - gets).toBe(0);
     expect(running.status?.operation).toMatchObject({ id: waiting.status?.operation?.id, node: 'Running', phase: 'Succeeded' });
     expect(started(running)).toBe(true);
 
@@ -99,5 +105,45 @@ describe('the objects a node makes are awaited', () => {
     const timedOut = await waitForObject(vaults, namespace, 'c', 'at RestoreTimedOut by the timeout edge', (o) => o.status?.state === 'RestoreTimedOut');
     expect(timedOut.status?.lastTransition).toMatchObject({ from: 'Restore', events: ['RestoreTimedOut'] });
     expect(local.sidecar.sidecar.operations.get(waiting.status?.operation?.id ?? '')).toBeUndefined();
+  });
+});
+
+describe('one render per look', () => {
+  let renders = 0;
+  const countedGraph = defineGraph({
+    name: 'counted',
+    entry: 'Start',
+    nodes: { Start: { children: ['Running'] }, Running: { children: ['End'] }, End: {} },
+    objects: [{
+      id: 'data', apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: 'data', during: 'Running',
+      render: (): V1PersistentVolumeClaim => {
+        renders += 1;
+        return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+      },
+    }],
+  });
+  const COUNTEDS = { group: 'okt.dev', version: 'v1alpha1', plural: 'counteds', kind: 'Counted' } as const;
+  const counteds = lifecycleObjects(kc, COUNTEDS);
+  let counted: LocalOperator | undefined;
+  afterAll(async () => counted?.stop());
+
+  test('a look while an action waits for its objects renders them once, for the readiness and the apply alike', async () => {
+    await applyGraphCrd(kc, countedGraph, COUNTEDS);
+    counted = await startLocalOperator(kc, { graph: countedGraph, resource: COUNTEDS, namespacePrefix: 'okt-render-once' });
+    const { namespace, operator } = counted;
+    await counteds.create(namespace, 'a', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(counteds, namespace, 'a', 'waiting for the PVC', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.reason === 'ObjectsNotReady');
+    await sleep(500);
+    const looks = async () => (await operator.manager.metrics.reconcileTotal.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const [looksBefore, rendersBefore] = [await looks(), renders];
+    // Each label edit wakes the CR: a look that reads the PVC's readiness, then applies (nothing: its render is unchanged).
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    for (const n of [1, 2, 3]) {
+      await custom.patchNamespacedCustomObject({ ...COUNTEDS, namespace, name: 'a', body: { metadata: { labels: { look: String(n) } } } }, mergePatch);
+      await sleep(300);
+    }
+    const looked = (await looks()) - looksBefore;
+    expect(looked).toBeGreaterThanOrEqual(3);
+    expect(renders - rendersBefore).toBe(looked);
   });
 });

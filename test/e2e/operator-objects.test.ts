@@ -14,6 +14,8 @@ import { fcRuns } from '../fixtures/fast-check.ts';
 import { e2eKubeConfig, httpStatusOf, kubectl, mergePatch, applyGraphCrd } from './helpers/index.ts';
 import { generateRbac } from '../../src/kube/rbac.ts';
 import type { KubeTransport } from '../../src/kube/transport/index.ts';
+import { createLogger } from '../../src/controller/index.ts';
+import { startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, waitForObjectGone, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -58,9 +60,10 @@ describe('the objects a node makes', () => {
     const created = await sites.create(namespace, 'web', { desiredState: 'Start', onLeaf: 'Keep' });
     const uid = created.metadata.uid;
     const atStart = await waitForObject(sites, namespace, 'web', 'Ready at Start, its objects applied', readyAt('Start'));
+    // Each with the hash of its render and of the fields okt's apply owns in it.
     expect(atStart.status?.objects).toEqual([
-      { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'web', hash: expect.any(String) },
-      { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'web-keys', deletion: 'Keep', hash: expect.any(String) },
+      { id: 'service', apiVersion: 'v1', kind: 'Service', name: 'web', hash: expect.any(String), fields: expect.any(String) },
+      { id: 'keys', apiVersion: 'v1', kind: 'Secret', name: 'web-keys', deletion: 'Keep', hash: expect.any(String), fields: expect.any(String) },
     ]);
     const service = (await metadataOf('Service', namespace, 'web'))!;
     expect(service.labels).toMatchObject({ 'okt.dev/owner-uid': uid, 'okt.dev/object-id': 'service', 'okt.dev/graph': 'site' });
@@ -231,6 +234,34 @@ describe('the objects kept as okt made them', () => {
       await fighter;
     }
     await sites.remove(namespace, 'fought');
+  });
+});
+
+describe('the objects kept across a restart of the operator', () => {
+  test('a restarted operator applies again only the object changed while it was down: okt\'s fields are compared with those the inventory recorded, not with a memory', async () => {
+    const first = await startLocalOperator(kc, { graph: siteGraph, resource: SITES, namespacePrefix: 'okt-restart' });
+    const { namespace } = first;
+    let restarted: RunningOperator | undefined;
+    try {
+      await sites.create(namespace, 'again', { desiredState: 'Running', onLeaf: 'Keep' });
+      const ready = await waitForObject(sites, namespace, 'again', 'Ready at Running, okt\'s fields recorded', (o) => readyAt('Running')(o) && o.status?.objects?.length === 3 && o.status.objects.every((e) => e.fields !== undefined));
+      await first.operator.stop();
+      await kubectl(['patch', 'configmap', 'again-config', '-n', namespace, '--type=merge', '-p', JSON.stringify({ data: { node: 'edited while okt was down' } })]);
+      restarted = await startOperator({ kubeConfig: kc, graph: siteGraph, resource: SITES, namespace, sidecar: { url: first.sidecar.url, token: first.sidecar.token }, logger: createLogger({ level: 'silent' }) });
+      await waitFor('data.node put back', async () => ((await core.readNamespacedConfigMap({ namespace, name: 'again-config' })).data?.node === 'Running' ? true : undefined));
+      await sleep(1_000);
+      // One apply (a PATCH), the ConfigMap's: the Service and the Secret, as okt left them, are not applied again.
+      expect(restarted.transport.counters.byVerb.patch).toBe(1);
+      expect((await sites.get(namespace, 'again')).status?.objects).toEqual(ready.status?.objects);
+      // Deleted from Servicing, whose deletion path is short (Stopping's object is refused).
+      await sites.patchSpec(namespace, 'again', { desiredState: 'Servicing' });
+      await waitForObject(sites, namespace, 'again', 'Ready at Servicing', readyAt('Servicing'));
+      await sites.remove(namespace, 'again');
+      await waitForObjectGone(sites, namespace, 'again');
+    } finally {
+      await restarted?.stop();
+      await first.stop();
+    }
   });
 });
 

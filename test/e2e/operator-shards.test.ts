@@ -6,7 +6,11 @@ import { waitFor } from './helpers/index.ts';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
-import { conditionOf, DATABASES, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase } from './helpers/lifecycle.ts';
+import { conditionOf, DATABASES, databases, installDatabaseCrd, lifecycleObjects, startNoopSidecar, waitForDatabase, waitForObject } from './helpers/lifecycle.ts';
+import { startNoopSidecar as startGraphSidecar } from '../../sidecar/noop.ts';
+import { siteGraph } from '../fixtures/object-graph.ts';
+import { applyGraphCrd } from './helpers/index.ts';
+import { OBJECT_LABELS } from '../../src/graph/index.ts';
 
 const kc = e2eKubeConfig();
 const api = databases(kc);
@@ -76,4 +80,35 @@ test('a CR an unsharded operator already took (finalizer, no key) is labelled by
   const owner = operators[shardOf(created.metadata.uid, 2)]!;
   await waitFor('the owner caches it', async () => (owner.lifecycle.informer.store.list().some((o) => o.metadata.name === 'older') ? true : undefined), 10_000, 20);
   expect(operators.filter((o) => o.lifecycle.informer.store.list().some((x) => x.metadata.name === 'older'))).toHaveLength(1);
+});
+
+test('the objects a CR\'s graph makes carry its shard key: each shard caches only its own CRs\' objects', async () => {
+  const SITES = { group: 'okt.dev', version: 'v1alpha1', plural: 'sites', kind: 'Site' } as const;
+  const sites = lifecycleObjects(kc, SITES);
+  await applyGraphCrd(kc, siteGraph, SITES);
+  const ns = await createNamespace(kc, 'okt-shards-objects');
+  const siteSidecar = await startGraphSidecar({ graph: siteGraph });
+  const shards: RunningOperator[] = [];
+  try {
+    for (const index of [0, 1]) {
+      shards.push(await startOperator({
+        kubeConfig: kc, graph: siteGraph, resource: SITES, namespace: ns, shard: { index, count: 2 },
+        sidecar: { url: siteSidecar.url, token: siteSidecar.token }, logger: createLogger({ level: 'silent' }),
+      }));
+    }
+    const names = Array.from({ length: 8 }, (_, i) => `site-${i}`);
+    const created = await Promise.all(names.map((name) => sites.create(ns, name, { desiredState: 'Start', onLeaf: 'Keep' })));
+    await Promise.all(names.map((name) => waitForObject(sites, ns, name, 'Ready at Start', (o) => o.status?.state === 'Start' && conditionOf(o, 'Ready')?.status === 'True' && conditionOf(o, 'ObjectsApplied')?.status === 'True')));
+    for (const [index, operator] of shards.entries()) {
+      const own = created.filter((site) => shardOf(site.metadata.uid, 2) === index);
+      // A Service and a Secret per CR: each in the cache of its kind, of its CR's shard only.
+      const expected = own.flatMap((site) => ['service', 'keys'].map((id) => `${id} ${site.metadata.uid} ${shardKeyOf(site.metadata.uid)}`)).sort();
+      const labelsOf = (labels: Record<string, string> = {}) => `${labels[OBJECT_LABELS.objectId]} ${labels[OBJECT_LABELS.ownerUid]} ${labels[SHARD_KEY_LABEL]}`;
+      const cached = () => operator.lifecycle.owned!.informers.flatMap((informer) => informer.store.list().map((o) => labelsOf(o.metadata.labels))).sort();
+      await waitFor(`shard ${index} caches its own CRs' objects only`, async () => (JSON.stringify(cached()) === JSON.stringify(expected) ? true : undefined), 10_000, 20);
+    }
+  } finally {
+    for (const operator of shards) await operator.stop();
+    await siteSidecar.close();
+  }
 });

@@ -286,6 +286,15 @@ describe('renderObjects', () => {
     expect(deployment.spec?.template.spec?.containers[0]?.image).toBe('pg:17');
   });
 
+  test('the CR\'s shard key label goes on its objects (a shard of operators caches its CRs\' objects only); a CR without one gives none', () => {
+    const keyed = { ...owner, metadata: { ...owner.metadata, labels: { [OBJECT_LABELS.shardKey]: '17', tier: 'gold' } } };
+    for (const { object } of renderObjects(appGraph(), keyed, 'Servicing').objects) {
+      expect(object.metadata?.labels?.[OBJECT_LABELS.shardKey]).toBe('17');
+      expect(object.metadata?.labels?.['tier']).toBeUndefined();
+    }
+    expect(renderObjects(appGraph(), owner, 'Servicing').objects.every(({ object }) => object.metadata?.labels?.[OBJECT_LABELS.shardKey] === undefined)).toBe(true);
+  });
+
   test('where the CR stands reaches the render; a node\'s object is not rendered elsewhere', () => {
     const { objects } = renderObjects(appGraph(), owner, 'Stopping');
     expect(objects.map((o) => o.declaration.id)).toEqual(['workload', 'service', 'data', 'config']);

@@ -4,7 +4,11 @@
 import type { KubernetesObject, V1ConfigMap, V1Job } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { defineGraph } from '../../src/graph/index.ts';
+import { defineGraph, renderObjects, type ObjectOwner } from '../../src/graph/index.ts';
+import { planObjects } from '../../src/controller/lifecycle/objects/inventory.ts';
+import type { Cached } from '../../src/controller/lifecycle/objects/owned.ts';
+import type { KubeObject } from '../../src/kube/transport/index.ts';
+import { readNodeReadiness } from '../../src/controller/lifecycle/objects/read-readiness.ts';
 import { kstatusReadiness, nodeReadiness, objectReadiness, type NodeReadiness, type Readiness } from '../../src/controller/lifecycle/objects/readiness.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
@@ -106,11 +110,41 @@ const backupGraph = (deadline?: { after: string; then: 'Failed' }) => defineGrap
     { id: 'job', apiVersion: 'batch/v1', kind: 'Job', during: 'Backup', render: (): V1Job => ({ apiVersion: 'batch/v1', kind: 'Job', spec: { template: { spec: { containers: [] } } } }) },
   ],
 });
+describe('readNodeReadiness: a node\'s objects judged from okt\'s caches', () => {
+  const owner: ObjectOwner = { apiVersion: 'okt.dev/v1', kind: 'App', metadata: { name: 'x', namespace: 'team', uid: 'uid-1' } };
+  const rendering = renderObjects(backupGraph(), owner, 'Backup');
+  const applied = planObjects([], rendering.objects).settled;
+  const cachedAs = (object: KubernetesObject): Cached => ({ kind: 'live', object: object as KubeObject });
+  const settings = cachedAs(live('v1', 'ConfigMap'));
+  const judge = (job: Cached, inventory = applied) => {
+    const asked: string[] = [];
+    const { readiness: verdict, objects } = readNodeReadiness((apiVersion, kind, namespace, name) => {
+      asked.push(`${kind} ${namespace}/${name}`);
+      return kind === 'Job' ? job : settings;
+    }, 'team', rendering, inventory);
+    expect(objects).toEqual([{ id: 'settings', kind: 'ConfigMap', name: 'x' }, { id: 'job', kind: 'Job', name: 'x' }]);
+    return { verdict, asked };
+  };
+  const jobIs = (message: string) => ({ kind: 'inProgress', object: 'Job x (object "job")', message, ref: { id: 'job', kind: 'Job', name: 'x' } });
+
+  test('every object of the node looked up in the cache of its kind, in the CR\'s namespace, and judged by kstatus', () => {
+    expect(judge(cachedAs(live('batch/v1', 'Job', { status: { conditions: conditions(['Complete', 'True']) } })))).toEqual({ verdict: ready, asked: ['ConfigMap team/x', 'Job team/x'] });
+    expect(judge(cachedAs(live('batch/v1', 'Job', { status: {} }))).verdict).toEqual(jobIs('Job in progress'));
+  });
+
+  test('not ready: one the cache lacks, one whose cache has not seen okt\'s last apply, and one not applied as rendered (not looked up)', () => {
+    expect(judge({ kind: 'absent' }).verdict).toEqual(jobIs('not found'));
+    expect(judge({ kind: 'unseen' }).verdict).toEqual(jobIs('applied, not seen by okt\'s cache yet'));
+    const unapplied = judge(cachedAs(live('batch/v1', 'Job', { status: { conditions: conditions(['Complete', 'True']) } })), applied.map((e) => (e.id === 'job' ? { ...e, hash: 'an older render' } : e)));
+    expect(unapplied).toEqual({ verdict: jobIs('not applied yet'), asked: ['ConfigMap team/x'] });
+  });
+});
+
 const notReady: NodeReadiness = { kind: 'inProgress', object: 'Job x-job (object "job")', message: 'Job in progress' };
 const jobFailed: NodeReadiness = { kind: 'failed', object: 'Job x-job (object "job")', message: 'Job Failed' };
 
 describe('the gate: a node\'s action starts once its objects are ready', () => {
-  test('entering the node starts nothing; while its objects are not ready Ready=False names the object, looked at again in a second; then the action starts', () => {
+  test('entering the node starts nothing; while its objects are not ready Ready=False names the object, no look on a clock (a change of one wakes the CR); then the action starts', () => {
     const sim = new LifecycleSim(backupGraph(), 'Backup');
     let verdict: NodeReadiness = notReady;
     sim.objectsAt = (node) => (node === 'Backup' ? verdict : { kind: 'ready' });
@@ -121,7 +155,8 @@ describe('the gate: a node\'s action starts once its objects are ready', () => {
     expect(entered.poll).toBeUndefined();
     const waiting = sim.reconcile();
     expect(waiting.startOperation).toBeUndefined();
-    expect(waiting.requeueAfterMs).toBe(1_000);
+    expect(waiting.requeueAfterMs).toBeUndefined();
+    expect(waiting.again).toBeUndefined();
     expect(findCondition(sim.status!.conditions, 'Ready')).toMatchObject({ status: 'False', reason: 'ObjectsNotReady', message: 'the action of Backup waits for its objects: Job x-job (object "job"): Job in progress' });
     expect(sim.started.size).toBe(0);
     verdict = { kind: 'ready' };
@@ -130,12 +165,12 @@ describe('the gate: a node\'s action starts once its objects are ready', () => {
     expect(sim.started.size).toBe(1);
   });
 
-  test('objects not read (no verdict for this node) start nothing either, and are looked at again in a second, not at once', () => {
+  test('objects not read (no verdict for this node) start nothing either, and are not looked at again on a clock', () => {
     const sim = new LifecycleSim(backupGraph(), 'Backup');
     sim.reconcile();
     const waiting = sim.reconcile();
     expect(sim.status?.state).toBe('Backup');
-    expect(waiting).toMatchObject({ requeueAfterMs: 1_000 });
+    expect(waiting.requeueAfterMs).toBeUndefined();
     expect(waiting.again).toBeUndefined();
     expect(sim.started.size).toBe(0);
     expect(findCondition(sim.status!.conditions, 'Ready')?.reason).toBe('ObjectsNotReady');

@@ -52,6 +52,17 @@ describe('planObjects', () => {
     expect(planObjects(edited, at('Running'))).toMatchObject({ record: undefined, prune: [], apply: [{ entry: { id: 'config' } }] });
   });
 
+  test('okt\'s fields recorded by an apply are kept while the render is unchanged, dropped with a changed render (its apply records them anew)', () => {
+    const applied = settledAt('Running').map((e) => ({ ...e, fields: `fields of ${e.id}` }));
+    const again = planObjects(applied, at('Running'));
+    expect(again.settled).toEqual(applied);
+    expect(again.unchanged.map((w) => w.entry.fields)).toEqual(['fields of service', 'fields of config', 'fields of secret']);
+    const edited = applied.map((e) => (e.id === 'config' ? { ...e, hash: 'an older render' } : e));
+    const plan = planObjects(edited, at('Running'));
+    expect(plan.apply.map((w) => [w.entry.id, w.entry.fields])).toEqual([['config', undefined]]);
+    expect(plan.settled.map((e) => e.fields)).toEqual(['fields of service', undefined, 'fields of secret']);
+  });
+
   test('an object recorded but never applied (the operator stopped between the two) is applied at the next look', () => {
     const recorded = planObjects([], at('Running')).record!;
     expect(planObjects(recorded, at('Running')).apply.map((w) => w.entry.id)).toEqual(['service', 'config', 'secret']);
@@ -65,7 +76,7 @@ describe('planObjects', () => {
     expect(plan.settled.map((e) => e.id)).toEqual(['service', 'secret']);
   });
 
-  test('invariants: what is applied was recorded first, a settled inventory needs nothing more, nothing is both pruned and wanted', () => {
+  test('invariants: what is applied was recorded first, a settled inventory needs nothing more, nothing is both pruned and wanted, okt\'s fields go with their render', () => {
     const nodes = fc.constantFrom('Start', 'Running', 'Stopped');
     fc.assert(fc.property(fc.array(nodes, { minLength: 1, maxLength: 6 }), fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }), (walk, stopsAfterRecord) => {
       let inventory: InventoryEntry[] = [];
@@ -74,8 +85,13 @@ describe('planObjects', () => {
         const recorded = plan.record ?? inventory;
         for (const w of plan.apply) expect(recorded.some((e) => e.id === w.entry.id && e.name === w.entry.name)).toBe(true);
         for (const p of plan.prune) expect(plan.settled.some((e) => e.id === p.id && e.name === p.name)).toBe(false);
-        // An operator stopped after the record leaves the recorded inventory; else the settled one.
-        inventory = stopsAfterRecord[i] ? recorded : plan.settled;
+        // okt's fields are kept only with the render they were recorded with; one applied gets them anew.
+        for (const e of plan.settled) {
+          const applied = plan.apply.some((w) => w.entry.id === e.id);
+          expect(e.fields).toBe(applied ? undefined : inventory.find((known) => known.id === e.id && known.hash === e.hash)?.fields);
+        }
+        // An operator stopped after the record leaves the recorded inventory; else the settled one, each applied object's fields recorded.
+        inventory = stopsAfterRecord[i] ? recorded : plan.settled.map((e) => ({ ...e, fields: e.fields ?? `fields of ${e.hash}` }));
       });
       const last = walk.at(-1)!;
       const settled = planObjects(planObjects(inventory, at(last)).settled, at(last));

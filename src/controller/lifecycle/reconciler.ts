@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { makesObjectsAt, type Graph, type ObjectOwner } from '../../graph/index.ts';
+import { makesObjectsAt, renderObjects, type Graph, type ObjectOwner, type ObjectRendering } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
@@ -124,6 +124,13 @@ export interface LifecycleControllerOptions {
 
 type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
 
+/** A node's objects rendered in one look: for the readiness read before the step, and again for the apply after it if the CR is still at that node. */
+interface LookRender {
+  readonly graph: Graph;
+  readonly state: string;
+  readonly rendering: ObjectRendering;
+}
+
 /** How soon the end of a deletion path looks again at an object it deleted that a finalizer still holds. */
 const OBJECTS_GONE_POLL_MS = 1_000;
 
@@ -218,12 +225,13 @@ export class LifecycleController {
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
-    this.owned = options.graph.objects.length === 0 ? undefined : new OwnedObjects({
+    this.owned = !this.#declaresObjects ? undefined : new OwnedObjects({
       graph: options.graph,
       transport: options.transport,
       owner: { apiVersion: this.#apiVersion, kind: options.resource.kind },
       enqueue: (key) => this.controller.enqueue(key),
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      ...(shard === undefined ? {} : { shard }),
       ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
@@ -289,7 +297,7 @@ export class LifecycleController {
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
     const mark = this.#options.deliveryMark;
     mark?.hold(this.#markKey(key), now);
-    const objects = await this.#objectsReadiness(obj, stored);
+    const { objects, render } = this.#objectsReadiness(obj, stored);
     const effects = step({
       model: this.#model,
       resource: view,
@@ -310,7 +318,7 @@ export class LifecycleController {
     const span = this.#telemetry.commitSpan(key, stored, effects, startedAt);
     if (span !== undefined) resource.traceparent = traceparentOf(span);
     try {
-      const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx);
+      const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx, render);
       mark?.settled(this.#markKey(key));
       return result;
     } finally {
@@ -341,6 +349,7 @@ export class LifecycleController {
   async #carryOut(
     key: string, obj: LifecycleObject, stored: LifecycleStatus | undefined, effects: StepEffects,
     resolved: SidecarResolution, resource: EventResource, seen: SeenOperation | undefined, span: Span | undefined, ctx: ReconcileContext,
+    render: LookRender | undefined,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
     if (effects.status !== undefined) {
@@ -349,7 +358,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
-    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource);
+    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource, render);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -397,16 +406,20 @@ export class LifecycleController {
 
   /**
    * The readiness of the objects of the CR's node, read only while an action of that node may start
-   * (its operation not succeeded): one GET per object per look (objects/read-readiness.ts).
+   * (its operation not succeeded), from the owned objects' caches (objects/read-readiness.ts): no
+   * API request; a change of one wakes the CR. With the render it judged, which the apply reuses.
    */
-  async #objectsReadiness(obj: LifecycleObject, stored: LifecycleStatus | undefined): Promise<StepInput['objects']> {
+  #objectsReadiness(obj: LifecycleObject, stored: LifecycleStatus | undefined): { objects?: StepInput['objects']; render?: LookRender } {
     const operation = stored?.operation;
-    if (stored === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return undefined;
+    const owned = this.owned;
+    if (stored === undefined || owned === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return {};
     const owner = this.#objectOwner(obj);
     // The objects of the revision the CR is on; one waiting to migrate waits for none.
     const graph = objectsGraph(this.#model, stored);
-    if (owner === undefined || graph === undefined || !makesObjectsAt(graph, stored.state)) return undefined;
-    return { node: stored.state, ...(await readNodeReadiness(this.#options.transport, graph, owner, stored)) };
+    if (owner === undefined || graph === undefined || !makesObjectsAt(graph, stored.state)) return {};
+    const render = { graph, state: stored.state, rendering: renderObjects(graph, owner, stored.state) };
+    const read = readNodeReadiness((...object) => owned.cached(...object), owner.metadata.namespace, render.rendering, stored.objects ?? []);
+    return { objects: { node: stored.state, ...read }, render };
   }
 
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
@@ -425,14 +438,17 @@ export class LifecycleController {
    * The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it
    * starts finds them applied. A migration's write has put the CR on its new node already: a renamed
    * node's objects are its own still (applied again only if their render changed), a removed node's
-   * are pruned once the new node's are applied.
+   * are pruned once the new node's are applied. Rendered once per look: the readiness's render when
+   * the CR is still at its node of the same revision (the step's write changes neither the CR's
+   * metadata nor its spec).
    */
-  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource): Promise<LifecycleObject> {
+  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
     const graph = objectsGraph(this.#model, status);
-    if (graph === undefined) return obj;
+    if (graph === undefined || (graph.objects.length === 0 && (status.objects ?? []).length === 0)) return obj;
+    const rendering = render?.graph === graph && render.state === status.state ? render.rendering : renderObjects(graph, owner, status.state);
     const { events } = this.#options;
     const io: NodeObjectsIo = {
       graph,
@@ -450,7 +466,11 @@ export class LifecycleController {
         return next;
       },
     };
-    await applyNodeObjects(io, owner, status);
+    const { applied } = await applyNodeObjects(io, owner, status, rendering);
+    // An apply the API server stores wakes the CR through the owned caches; one it stores nothing of
+    // (the object already so, as after a restart between an apply and its status write) would not,
+    // and the readiness of this look judged the object not applied yet: the next look judges it.
+    if (applied > 0) this.controller.enqueue(objectKey(obj));
     return obj;
   }
 

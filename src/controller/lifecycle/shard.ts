@@ -1,3 +1,5 @@
+import { OBJECT_LABELS } from '../../graph/index.ts';
+
 /** One replica's part of the CRs when several operators split them: shard `index` of `count`. */
 export interface Shard {
   index: number;
@@ -6,9 +8,10 @@ export interface Shard {
 
 /**
  * The label that carries a CR's shard key (0-255, from its uid): each shard lists and watches only
- * the keys that are its own, so the API server filters, and a replica caches only its share.
+ * the keys that are its own, so the API server filters, and a replica caches only its share. The
+ * objects a CR's graph makes carry its CR's (renderObjects copies it), so their caches are split alike.
  */
-export const SHARD_KEY_LABEL = 'okt.dev/shard-key';
+export const SHARD_KEY_LABEL = OBJECT_LABELS.shardKey;
 /** Shard keys run 0..SHARD_KEYS-1; a shard count divides them, so at most this many shards. */
 export const SHARD_KEYS = 256;
 

@@ -16,7 +16,6 @@ import { READY, REASONS, RECONCILING, STALLED } from './reasons.ts';
 import { ABANDON_ANNOTATION, abandon, abandonHint, abandonment, cancelCause, DEFAULT_TEARDOWN_GRACE_MS, deletionEnd, deletionEvent } from './cleanup.ts';
 import { cancelAtDeadline, lookAgainAtDeadline, passedDeadline, stallAtDeadline, timeoutEdge, deadlineMessage } from './deadline.ts';
 import { landing, objectsGraph, recordedPosition, servedMigration } from './model.ts';
-import { OBJECTS_READY_POLL_MS } from './objects/readiness.ts';
 import type { StepEffects, StepInput } from './step-types.ts';
 import { cannotCommit, converge, move, retry, transition } from './status/commit.ts';
 import { initialStatus, unreadable } from './status/conditions.ts';
@@ -71,12 +70,14 @@ function startOnceObjectsReady(input: StepInput, effects: StepEffects): StepEffe
 /**
  * The operation committed at the current node waits for its objects (undefined: they are ready); a
  * failed one ends it Failed. Condition ObjectsReady records the verdict, and its change to ready or
- * failed is an event (objects.ready, objects.failed) of the same write.
+ * failed is an event (objects.ready, objects.failed) of the same write. No look on a clock meanwhile:
+ * a change of one of the objects (the owned objects' caches) or of the CR looks again, and the node's
+ * deadline has its own.
  */
 function awaitObjects(input: StepInput, work: StatusDraft, operation: OperationStatus): StepEffects | 'failed' | undefined {
   if (!makesObjectsAt(input.model.graph, operation.node)) return undefined;
   const { objects } = input;
-  if (objects?.node !== operation.node) return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects (not read yet)`), requeueAfterMs: OBJECTS_READY_POLL_MS };
+  if (objects?.node !== operation.node) return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects (not read yet)`) };
   const { readiness } = objects;
   if (readiness.kind === 'ready') {
     const said = objectsReady(work, 'True', REASONS.objectsReady, `every object of ${operation.node} is ready: its action starts (operation ${operation.id})`);
@@ -97,7 +98,7 @@ function awaitObjects(input: StepInput, work: StatusDraft, operation: OperationS
     return 'failed';
   }
   objectsReady(work, 'False', REASONS.objectsNotReady, message);
-  return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects: ${message}`), requeueAfterMs: OBJECTS_READY_POLL_MS };
+  return { ...work.waiting(REASONS.objectsNotReady, `the action of ${operation.node} waits for its objects: ${message}`) };
 }
 
 /** Sets condition ObjectsReady; true when it says something it did not (its news for an event). */

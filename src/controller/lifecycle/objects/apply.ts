@@ -1,18 +1,19 @@
-// The objects the graph makes at the CR's node, made so: rendered, recorded in the inventory
-// (status.objects) before any is first created, applied server-side (only those rendered otherwise
-// since their last apply), and, once every apply succeeded, those no longer wanted let go of.
+// The objects the graph makes at the CR's node, made so: rendered (by the caller, once per look),
+// recorded in the inventory (status.objects) before any is first created, applied server-side (only
+// those rendered otherwise since their last apply, or changed by someone since), and, once every
+// apply succeeded, those no longer wanted let go of.
 // Condition ObjectsApplied says how it went: a failed apply names the object and the API's message;
 // the write that says so holds its event (objects.applied, objects.failed).
 import { isDeepStrictEqual } from 'node:util';
 import { withMoreEvents } from '../../../events/status-events.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../../events/types.ts';
-import { OBJECTS_CONDITION, renderObjects, type Graph, type ObjectOwner } from '../../../graph/index.ts';
+import { OBJECTS_CONDITION, type Graph, type ObjectOwner, type ObjectRendering } from '../../../graph/index.ts';
 import { setCondition } from '../../../kube/conditions.ts';
 import type { InventoryEntry, LifecycleStatus, OutboxEntry } from '../../../kube/lifecycle-resource.ts';
 import { renderPath } from '../../../machine/index.ts';
 import { isKubeApiError, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
 import { planObjects, type ObjectsPlan, type WantedObject } from './inventory.ts';
-import type { OwnedObjects } from './owned.ts';
+import { ownFieldsHash, type OwnedObjects } from './owned.ts';
 import { letGo, type HeldObject, type LetGoOutcome } from './prune.ts';
 
 /** The reasons of condition ObjectsApplied. */
@@ -40,25 +41,32 @@ export interface ObjectCounts {
   letGo(entry: InventoryEntry, outcome: LetGoOutcome): void;
 }
 
+/** What applyNodeObjects did: the status as written, and how many objects it applied. */
+export interface NodeObjectsApplied {
+  readonly status: LifecycleStatus;
+  readonly applied: number;
+}
+
 /**
- * Makes the objects of the CR's node (status.state) exist as rendered. A render problem is said on
- * the CR and nothing is applied (it changes only with the CR or the graph); a failed apply is said on
- * the CR, then thrown, so the CR is looked at again with the work queue's backoff.
+ * Makes the objects of the CR's node (status.state), `rendering` being their render there, exist as
+ * rendered. A render problem is said on the CR and nothing is applied (it changes only with the CR or
+ * the graph); a failed apply is said on the CR, then thrown, so the CR is looked at again with the
+ * work queue's backoff.
  */
-export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, stored: LifecycleStatus): Promise<LifecycleStatus> {
+export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, stored: LifecycleStatus, rendering: ObjectRendering): Promise<NodeObjectsApplied> {
   const { graph, transport } = io;
-  if ((graph.objects.length === 0 && (stored.objects ?? []).length === 0) || !graph.has(stored.state)) return stored;
   let status = stored;
-  const rendering = renderObjects(graph, owner, stored.state);
   if (rendering.problems.length > 0) {
     const message = rendering.problems.map((p) => p.message).join('; ');
     const failed = objectsEvent(io, status, LIFECYCLE_EVENT_TYPES.objectsFailed, { reason: OBJECTS_REASONS.renderFailed, message });
-    return writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.renderFailed, message) }, failed);
+    return { status: await writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.renderFailed, message) }, failed), applied: 0 };
   }
   const plan = planObjects(status.objects ?? [], rendering.objects);
   // Recorded before it is created: an operator stopped right after the create finds it in status.
   if (plan.record !== undefined) status = await io.write({ ...status, objects: plan.record });
   const { repair, fights } = repairs(io, owner.metadata.namespace, plan);
+  /** Per object id, the hash of okt's fields as its apply left them: recorded in the inventory, compared after a restart too. */
+  const fields = new Map<string, string>();
   for (const { rendered } of [...plan.apply, ...repair]) {
     const { declaration, object } = rendered;
     try {
@@ -66,6 +74,7 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
       const made = await transport.apply(kindResource(declaration.apiVersion, declaration.kind), owner.metadata.namespace, object as KubeObject, { force: true });
       io.owned?.applied(declaration.apiVersion, declaration.kind, made);
       io.counts?.applied(declaration.kind, 'applied');
+      fields.set(declaration.id, ownFieldsHash(made));
     } catch (error) {
       io.counts?.applied(declaration.kind, 'refused');
       const reason = isKubeApiError(error) ? (error.status?.message ?? error.message) : error instanceof Error ? error.message : String(error);
@@ -85,7 +94,11 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
   const condition = fights.length === 0 ? objectsCondition(io, status, 'True', OBJECTS_REASONS.applied, applied) : objectsCondition(io, status, 'False', OBJECTS_REASONS.contested, fights.join('; '));
   // Said once per render applied (not for an object put back: its node's objects were applied before).
   const event = plan.apply.length === 0 ? undefined : objectsEvent(io, status, LIFECYCLE_EVENT_TYPES.objectsApplied, { objects: plan.apply.map(({ entry }) => ({ id: entry.id, kind: entry.kind, name: entry.name })) });
-  return writeIfChanged(io, status, { ...status, objects: plan.settled, conditions: condition }, event);
+  const settled = plan.settled.map((entry) => {
+    const applied = fields.get(entry.id);
+    return applied === undefined ? entry : { ...entry, fields: applied };
+  });
+  return { status: await writeIfChanged(io, status, { ...status, objects: settled, conditions: condition }, event), applied: fields.size };
 }
 
 /** An event about the objects of the CR's node, its data the status's as the step's events have it. */
@@ -115,8 +128,8 @@ function repairs(io: NodeObjectsIo, namespace: string, plan: ObjectsPlan): { rep
   const fights: string[] = [];
   if (io.owned === undefined) return { repair, fights };
   for (const wanted of plan.unchanged) {
-    const { apiVersion, kind, name } = wanted.entry;
-    const drift = io.owned.drift(apiVersion, kind, namespace, name);
+    const { apiVersion, kind, name, fields } = wanted.entry;
+    const drift = io.owned.drift(apiVersion, kind, namespace, name, fields);
     if (drift === undefined) continue;
     const fight = io.owned.mayRepair(io.key, apiVersion, kind, namespace, name, drift);
     if (fight === undefined) {

@@ -12,7 +12,7 @@ export function renderHash(object: KubernetesObject): string {
   return createHash('sha256').update(canonicalJson(object)).digest('hex').slice(0, 32);
 }
 
-/** One object the node wants, with its inventory entry once applied. */
+/** One object the node wants, with its inventory entry once applied (`fields` kept from the inventory while its render is unchanged, else set by its apply). */
 export interface WantedObject {
   readonly rendered: RenderedObject;
   readonly entry: InventoryEntry;
@@ -27,7 +27,7 @@ export interface ObjectsPlan {
   readonly unchanged: readonly WantedObject[];
   /** No longer wanted, latest recorded first: pruned only once every apply succeeded. */
   readonly prune: readonly InventoryEntry[];
-  /** The inventory once every apply and prune is done: the wanted objects in order of declaration. */
+  /** The inventory once every apply and prune is done: the wanted objects in order of declaration (those applied still to get their `fields`). */
   readonly settled: InventoryEntry[];
 }
 
@@ -37,12 +37,13 @@ function declaredEntry(declaration: GraphObject, name: string): InventoryEntry {
 }
 
 export function planObjects(inventory: readonly InventoryEntry[], rendered: readonly RenderedObject[]): ObjectsPlan {
-  const wanted = rendered.map((r): WantedObject => ({
-    rendered: r,
-    entry: { ...declaredEntry(r.declaration, r.object.metadata?.name ?? ''), hash: renderHash(r.object) },
-  }));
   const recorded = (entry: InventoryEntry) => inventory.find((known) => sameObject(known, entry));
-  const missing = wanted.filter((w) => recorded(w.entry) === undefined).map(({ entry: { hash: _hash, ...unapplied } }) => unapplied);
+  const wanted = rendered.map((r): WantedObject => {
+    const entry: InventoryEntry = { ...declaredEntry(r.declaration, r.object.metadata?.name ?? ''), hash: renderHash(r.object) };
+    const known = recorded(entry);
+    return { rendered: r, entry: known !== undefined && known.hash === entry.hash && known.fields !== undefined ? { ...entry, fields: known.fields } : entry };
+  });
+  const missing = wanted.filter((w) => recorded(w.entry) === undefined).map(({ entry: { hash: _hash, fields: _fields, ...unapplied } }) => unapplied);
   return {
     record: missing.length === 0 ? undefined : [...inventory, ...missing],
     apply: wanted.filter((w) => recorded(w.entry)?.hash !== w.entry.hash),

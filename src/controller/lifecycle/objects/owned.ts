@@ -1,13 +1,16 @@
 // The objects okt made, watched: one informer per kind the graph declares, selected by okt's graph
-// label (not a GET per CR). An event on one looks at its CR again; the reconcile asks `drift` whether
-// an object the inventory says is applied was deleted or had a field okt owns changed by someone, and
-// `mayRepair` whether putting it back again is a fight (another manager writing it back each time).
+// label (and, for a shard, the shard keys of its CRs), not a GET per CR. An event on one looks at its
+// CR again; the reconcile reads the objects' readiness from these caches (`cached`), asks `drift`
+// whether an object the inventory says is applied was deleted or had a field okt owns changed by
+// someone, and `mayRepair` whether putting it back again is a fight (another manager writing it back
+// each time).
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../../graph/canonical-json.ts';
 import { OBJECT_LABELS, type Graph } from '../../../graph/index.ts';
 import { DEFAULT_FIELD_MANAGER, kindResource, type KubeObject, type KubeTransport } from '../../../kube/transport/index.ts';
 import { Informer } from '../../informer.ts';
 import type { Logger } from '../../logger.ts';
+import { bothSelectors, shardSelector, type Shard } from '../shard.ts';
 
 /** Re-applies of one object allowed within FIGHT_WINDOW_MS: the next one is a fight. */
 export const FIGHT_REPAIRS = 3;
@@ -22,15 +25,11 @@ interface ManagedFieldsEntry {
   fieldsV1?: unknown;
 }
 
-/** What okt remembers of its own last apply of an object. */
-interface OwnApply {
-  readonly resourceVersion: string;
-  /** The hash of the fields okt's apply owns (its managedFields entry): changed only when another manager takes one of them, or the object is made anew. */
-  readonly fields: string;
-}
-
-/** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: okt has no record of its last apply, as after a restart). */
+/** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: the inventory has no record of okt's fields in it, as one an earlier okt wrote). */
 export type Drift = { readonly kind: 'deleted' } | { readonly kind: 'changed'; readonly manager: string | undefined };
+
+/** An object as the cache holds it: `unseen` while the cache has not synced or not yet seen okt's last apply of it (its event wakes the CR). */
+export type Cached = { readonly kind: 'unseen' } | { readonly kind: 'absent' } | { readonly kind: 'live'; readonly object: KubeObject };
 
 /** A fight: the object is left alone until `until`, `manager` writing what okt owns back each time. */
 export interface Fight {
@@ -46,6 +45,8 @@ export interface OwnedObjectsOptions {
   /** Looks at the CR `namespace/name` again. */
   enqueue(key: string): void;
   namespace?: string;
+  /** Only the objects of this shard's CRs (they carry their CR's shard key label). */
+  shard?: Shard;
   watchIdleTimeoutMs?: number;
   logger?: Logger;
   now?: () => number;
@@ -55,21 +56,23 @@ export class OwnedObjects {
   /** One per kind the graph's declarations name, by `apiVersion kind`. */
   readonly #informers = new Map<string, Informer>();
   readonly #options: OwnedObjectsOptions;
-  readonly #own = new Map<string, OwnApply>();
+  /** The resourceVersion okt's last apply of each object returned: until the cache reaches it, the cache's copy is older than okt's write. */
+  readonly #applied = new Map<string, string>();
   readonly #repairs = new Map<string, number[]>();
   readonly #fights = new Map<string, Fight>();
   readonly #wakeups = new Set<NodeJS.Timeout>();
 
   constructor(options: OwnedObjectsOptions) {
     this.#options = options;
-    for (const { apiVersion, kind } of options.graph.objects) {
+    // The kinds of every revision served: a CR the Manual policy keeps on an earlier one has its objects too.
+    for (const { apiVersion, kind } of [options.graph, ...options.graph.previous].flatMap((g) => g.objects)) {
       const id = kindId(apiVersion, kind);
       if (this.#informers.has(id)) continue;
       const informer = new Informer({
         transport: options.transport,
         resource: kindResource(apiVersion, kind),
-        labelSelector: `${OBJECT_LABELS.graph}=${options.graph.name}`,
-        // Only okt's entry of managedFields keeps its fields (compared with its last apply); the others' names and times say who took a field.
+        labelSelector: graphSelector(options.graph.name, options.shard),
+        // Only okt's entry of managedFields keeps its fields (compared with the inventory's record); the others' names and times say who took a field.
         transform: keepOwnFields,
         ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
         ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
@@ -83,7 +86,7 @@ export class OwnedObjects {
         onAdd: wake,
         onChange: wake,
         onDelete: (obj) => {
-          this.#own.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
+          this.#applied.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
           wake(obj);
         },
       });
@@ -96,32 +99,35 @@ export class OwnedObjects {
     return [...this.#informers.values()];
   }
 
-  /** Remembers what okt's apply of an object returned: the object as okt left it. */
+  /** Remembers okt's apply of an object (what it returned): the cache's copy is older until it reaches that write. */
   applied(apiVersion: string, kind: string, object: KubeObject): void {
     const { namespace = '', name = '', resourceVersion = '' } = object.metadata;
-    this.#own.set(objectId(apiVersion, kind, namespace, name), { resourceVersion, fields: ownFieldsHash(object) });
+    this.#applied.set(objectId(apiVersion, kind, namespace, name), resourceVersion);
+  }
+
+  /** The object as the cache holds it, once the cache has seen okt's last apply of it. */
+  cached(apiVersion: string, kind: string, namespace: string, name: string): Cached {
+    const informer = this.#informers.get(kindId(apiVersion, kind));
+    if (informer === undefined || !informer.hasSynced) return { kind: 'unseen' };
+    const written = this.#applied.get(objectId(apiVersion, kind, namespace, name));
+    if (written !== undefined && behind(informer.resourceVersion, written)) return { kind: 'unseen' };
+    const object = informer.store.get(`${namespace}/${name}`);
+    return object === undefined ? { kind: 'absent' } : { kind: 'live', object };
   }
 
   /**
    * Whether an object the inventory says is applied must be applied again: the cache lacks it
-   * (someone deleted it), or okt's fields in it are not those of okt's last apply. Undefined: it is
-   * as okt left it, or the cache has not yet seen okt's last write of it (its event wakes the CR).
+   * (someone deleted it), or okt's fields in it are not `fields`, those the inventory recorded of
+   * okt's last apply (ownFieldsHash). Undefined: it is as okt left it, or the cache has not yet seen
+   * okt's last write of it (its event wakes the CR).
    */
-  drift(apiVersion: string, kind: string, namespace: string, name: string): Drift | undefined {
-    const informer = this.#informers.get(kindId(apiVersion, kind));
-    if (informer === undefined || !informer.hasSynced) return undefined;
-    const id = objectId(apiVersion, kind, namespace, name);
-    const own = this.#own.get(id);
-    if (own !== undefined && behind(informer.resourceVersion, own.resourceVersion)) return undefined;
-    const live = informer.store.get(`${namespace}/${name}`);
-    if (live === undefined) return { kind: 'deleted' };
-    if (own?.resourceVersion === live.metadata.resourceVersion) return undefined;
-    if (own !== undefined && own.fields === ownFieldsHash(live)) {
-      // Someone changed what okt does not own (a status, a label of theirs): nothing to put back.
-      this.#own.set(id, { ...own, resourceVersion: live.metadata.resourceVersion ?? '' });
-      return undefined;
-    }
-    return { kind: 'changed', manager: own === undefined ? undefined : lastOtherManager(live) };
+  drift(apiVersion: string, kind: string, namespace: string, name: string, fields: string | undefined): Drift | undefined {
+    const cached = this.cached(apiVersion, kind, namespace, name);
+    if (cached.kind === 'unseen') return undefined;
+    if (cached.kind === 'absent') return { kind: 'deleted' };
+    // Someone changed what okt does not own (a status, a label of theirs): nothing to put back.
+    if (fields !== undefined && fields === ownFieldsHash(cached.object)) return undefined;
+    return { kind: 'changed', manager: fields === undefined ? undefined : lastOtherManager(cached.object) };
   }
 
   /**
@@ -134,7 +140,7 @@ export class OwnedObjects {
     const fight = this.#fights.get(id);
     if (fight !== undefined && fight.until > now) return fight;
     this.#fights.delete(id);
-    // A restart's first look is no repair of someone's change: it only checks okt's fields once.
+    // No record of okt's fields (an inventory an earlier okt wrote): applying once records them, no repair of someone's change.
     if (drift.kind === 'changed' && drift.manager === undefined) return undefined;
     const recent = (this.#repairs.get(id) ?? []).filter((at) => at > now - FIGHT_WINDOW_MS);
     if (recent.length < FIGHT_REPAIRS) {
@@ -167,6 +173,12 @@ export class OwnedObjects {
   }
 }
 
+/** The objects of the graph, and of the shard's CRs only when sharded: the API server filters. */
+function graphSelector(graph: string, shard: Shard | undefined): string {
+  const ofGraph = `${OBJECT_LABELS.graph}=${graph}`;
+  return shard === undefined ? ofGraph : bothSelectors(ofGraph, shardSelector(shard));
+}
+
 function kindId(apiVersion: string, kind: string): string {
   return `${apiVersion} ${kind}`;
 }
@@ -189,9 +201,14 @@ function keepOwnFields(obj: KubeObject): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, managedFields } as KubeObject['metadata'] };
 }
 
-function ownFieldsHash(obj: KubeObject): string {
+/**
+ * The hash of the fields okt's apply owns in an object (its managedFields entry): the same after
+ * every apply of one render, changed only when another manager takes one of them. The inventory
+ * records it with each applied object, so a restarted operator compares it as the one before did.
+ */
+export function ownFieldsHash(obj: KubeObject): string {
   const own = entriesOf(obj).find(isOwn);
-  return createHash('sha256').update(canonicalJson(own?.fieldsV1 ?? null)).digest('hex');
+  return createHash('sha256').update(canonicalJson(own?.fieldsV1 ?? null)).digest('hex').slice(0, 32);
 }
 
 /** The manager other than okt that wrote the object last (an Update takes the fields it changes from okt). */

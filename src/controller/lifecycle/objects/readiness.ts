@@ -1,11 +1,8 @@
 // Whether the objects of a node are ready: kstatus's rules (sigs.k8s.io/cli-utils/pkg/kstatus/status)
 // by default, a declaration's own `ready(live)` instead where it has one. Pure: read-readiness.ts reads
-// the live objects.
+// the live objects (from the owned objects' caches).
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { apiGroup, type GraphObject } from '../../../graph/index.ts';
-
-/** How long an action waiting for its node's objects waits before the CR is looked at again. */
-export const OBJECTS_READY_POLL_MS = 1_000;
 
 /** kstatus's verdict on one live object. */
 export type Readiness = { readonly kind: 'ready' } | { readonly kind: 'inProgress' | 'failed'; readonly message: string };
