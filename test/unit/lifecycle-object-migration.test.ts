@@ -11,7 +11,7 @@ import { defineGraph, diffGraphs, loadGraph, renderObjects, type ObjectOwner } f
 import type { InventoryEntry } from '../../src/kube/lifecycle-resource.ts';
 import { generateManifests } from '../../src/kube/manifests.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
-import { relayRevision1, relayRevision2 } from '../fixtures/object-revisions.ts';
+import { RELAY_OBJECT_FATES, relayRevision1, relayRevision2 } from '../fixtures/object-revisions.ts';
 
 const v1 = relayRevision1;
 const v2 = relayRevision2();
@@ -62,14 +62,7 @@ describe('what a revision does to the objects of the CRs it migrates', () => {
       { id: 'stop', declared: null, deletion: 'Delete', kept: [], made: [], pruned: [{ from: 'Stopping', to: 'Draining' }] },
       { id: 'keys', declared: null, deletion: 'Keep', kept: [], made: [], pruned: [{ from: 'Stopping', to: 'Draining' }] },
     ]);
-    expect(formatGraphDiff(diffGraphs(v1, v2), NO_COLORS).split('\n').filter((line) => line.startsWith('objects of') || line.startsWith('  object'))).toEqual([
-      'objects of the CRs once migrated:',
-      '  object service (Service <cr>): kept at every node, applied again only if its render changed',
-      '  object work (ConfigMap <cr>-work): kept at Servicing (now Backup), applied again only if its render changed',
-      '  object drain (ConfigMap <cr>-drain): made at Stopping (now Draining)',
-      '  object stop: pruned at Stopping (now Draining), once the objects of the node they stand at are applied',
-      '  object keys: let go of (kept: disowned, left in place) at Stopping (now Draining), once the objects of the node they stand at are applied',
-    ]);
+    expect(formatGraphDiff(diffGraphs(v1, v2), NO_COLORS).split('\n').filter((line) => line.startsWith('objects of') || line.startsWith('  object'))).toEqual(RELAY_OBJECT_FATES);
   });
 
   test('another name or kind under one id is another object (made, the old one pruned); another version of its group is the same one', () => {
