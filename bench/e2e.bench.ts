@@ -48,11 +48,12 @@ import { generateCrd } from '../src/kube/crd.ts';
 import { findCondition } from '../src/kube/conditions.ts';
 import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
 import { parseStatusFormat, type StatusFormat } from '../src/kube/status-format.ts';
-import { KubeTransport, resourcePath, type KubeObject } from '../src/kube/transport/index.ts';
+import { KubeTransport, resourcePath, type ApiVerb, type KubeObject } from '../src/kube/transport/index.ts';
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
+import { stackGraph } from './objects-graph.ts';
 
 export const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
 const CHAINS = { group: 'okt.dev', version: 'v1alpha1', plural: 'chains', kind: 'Chain' } as const;
@@ -90,17 +91,19 @@ const minimalCrd = {
   },
 };
 /** The Go module of the peer operators, and its two commands. */
-const PEER_MODULE = fileURLToPath(new URL('./peer', import.meta.url));
-interface Peer extends PeerCommand {
+export const PEER_MODULE = fileURLToPath(new URL('./peer', import.meta.url));
+export interface Peer extends PeerCommand {
   /** Names its rows and its CRs' namespaces. */
   label: string;
   slug: string;
 }
 const CLIENT_GO_PEER: Peer = { pkg: './client-go', name: 'okt-peer', label: 'client-go peer', slug: 'peer' };
-const CONTROLLER_RUNTIME_PEER: Peer = { pkg: './controller-runtime', name: 'okt-cr-peer', label: 'controller-runtime peer', slug: 'cr-peer' };
+export const CONTROLLER_RUNTIME_PEER: Peer = { pkg: './controller-runtime', name: 'okt-cr-peer', label: 'controller-runtime peer', slug: 'cr-peer' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
+/** The objects the controller-runtime peer makes per CR with `--objects`: the stack graph's. */
+const OWNED_PER_CR = stackGraph.objects.length;
 /** A walk: the desired node CRs are created with (and the transitions that takes), then its spec edits and the transitions they take. */
-interface Walk {
+export interface Walk {
   id: string;
   created: string;
   createdTransitions: number;
@@ -108,7 +111,7 @@ interface Walk {
   transitions: number;
 }
 /** One node per spec edit, each node with an action: a commit write and a Ready write per transition. */
-const ONE_NODE_PER_EDIT: Walk = { id: 'walk', created: 'Running', createdTransitions: 1, steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
+export const ONE_NODE_PER_EDIT: Walk = { id: 'walk', created: 'Running', createdTransitions: 1, steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
 /** Running -> End in one spec edit: two transitions; the middle node's completion rides on the next commit. */
 const MULTI_HOP: Walk = { id: 'multihop', created: 'Running', createdTransitions: 1, steps: ['End'], transitions: 2 };
 /**
@@ -118,7 +121,7 @@ const MULTI_HOP: Walk = { id: 'multihop', created: 'Running', createdTransitions
 const CHAIN: Walk = { id: 'chain', created: 'Start', createdTransitions: 0, steps: ['End'], transitions: CHAIN_STEPS + 1 };
 
 /** A graph the bench walks: its CRs, a sidecar with no-op actions for it, a namespace of CRs for raw patches. */
-interface Subject {
+export interface Subject {
   graph: Graph;
   resource: LifecycleResourceRef;
   sidecar: NoopSidecar;
@@ -127,11 +130,11 @@ interface Subject {
   firstHop: string;
 }
 const WALK = ONE_NODE_PER_EDIT.steps;
-const CONCURRENCY = 64;
+export const CONCURRENCY = 64;
 const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 5);
 const SIZES = numbers(process.env.OKT_BENCH_E2E_SIZES ?? '100,1000,5000');
 const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
-const ROUNDS = Number(process.env.OKT_BENCH_E2E_ROUNDS ?? 3);
+export const ROUNDS = Number(process.env.OKT_BENCH_E2E_ROUNDS ?? 3);
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
 const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'lean', 'OKT_BENCH_E2E_STATUS_FORMAT');
@@ -151,7 +154,7 @@ function numbers(list: string): number[] {
  * The baseline client: an undici Pool of keep-alive HTTP/1.1 connections and nothing else (no
  * counters, no typed errors), the client behind the "raw undici" figure of measured-here.md.
  */
-class RawApi {
+export class RawApi {
   readonly #pool: Pool;
   readonly #headers: Record<string, string>;
   readonly #prefix: string;
@@ -215,12 +218,12 @@ export async function inParallel(count: number, concurrency: number, one: (i: nu
 export const crName = (i: number) => `db${String(i).padStart(5, '0')}`;
 const dbPath = (namespace: string, name?: string, subresource?: string) => resourcePath(RESOURCE, namespace, name, subresource);
 
-async function createNamespace(raw: RawApi, name: string): Promise<void> {
+export async function createNamespace(raw: RawApi, name: string): Promise<void> {
   await raw.send('POST', resourcePath(NAMESPACES, undefined), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 }
 
 /** `count` CRs of `resource` (databases by default), created with `desiredState` (Running by default). */
-async function createResources(raw: RawApi, namespace: string, count: number, { desiredState = 'Running', finalizers, resource = RESOURCE }: { desiredState?: string; finalizers?: string[]; resource?: LifecycleResourceRef } = {}): Promise<void> {
+export async function createResources(raw: RawApi, namespace: string, count: number, { desiredState = 'Running', finalizers, resource = RESOURCE }: { desiredState?: string; finalizers?: string[]; resource?: LifecycleResourceRef } = {}): Promise<void> {
   await inParallel(count, CONCURRENCY, (i) => raw.send('POST', resourcePath(resource, namespace), {
     apiVersion: `${resource.group}/${resource.version}`, kind: resource.kind,
     // Keep: a CR walked to End stays (the default would delete it), so every walk ends on a Ready CR.
@@ -321,17 +324,21 @@ class ReadinessTracker {
   }
 }
 
-interface Bench {
+/** The control plane a bench area walks on. */
+export interface Plane {
   kc: KubeConfig;
   kubeconfigPath: string;
   /** This process (operator, sidecar, bench client) and the control plane's processes. */
   pids: { name: string; pid: number }[];
   raw: RawApi;
+}
+
+interface Bench extends Plane {
   database: Subject;
   chain: Subject;
 }
 
-function operatorFor(bench: Bench, subject: Subject, namespace: string, extra: { sink?: string; statusFormat?: StatusFormat } = {}): Promise<RunningOperator> {
+export function operatorFor(bench: Plane, subject: Subject, namespace: string, extra: { sink?: string; statusFormat?: StatusFormat } = {}): Promise<RunningOperator> {
   return startOperator({
     kubeConfig: bench.kc,
     graph: subject.graph,
@@ -357,7 +364,7 @@ async function reconcileCounts(operator: RunningOperator): Promise<Record<string
   return counts;
 }
 
-interface WalkFigures {
+export interface WalkFigures {
   namespace: string;
   crs: number;
   /** Raw status patches per second at concurrency 64: the mean of the runs right before and after the walk. */
@@ -379,15 +386,44 @@ interface WalkFigures {
   rawUpdate: number;
   steadyWrites: number;
   steadyReads: number;
+  /** The operator's writes and reads over the whole walk, creation included (with `settle`, until its writes stopped). */
+  writes: number;
+  reads: number;
+  /** The same, by verb. */
+  byVerb: Record<ApiVerb, number>;
   reconciles: number;
   errors: number;
+}
+
+/** How long an operator goes without a write before its walk counts as settled. */
+const SETTLE_MS = 2_000;
+
+/** Resolves once `count()` has not moved for SETTLE_MS and `idle()` holds (two minutes at most). */
+async function settled(count: () => number | Promise<number>, idle: () => boolean = () => true): Promise<void> {
+  let last = await count();
+  let since = performance.now();
+  for (const until = performance.now() + 120_000; performance.now() < until;) {
+    await sleep(100);
+    const now = await count();
+    if (now !== last || !idle()) {
+      last = now;
+      since = performance.now();
+      continue;
+    }
+    if (performance.now() - since >= SETTLE_MS) return;
+  }
+  throw new Error(`the operator still wrote after two minutes (${last} writes)`);
 }
 
 /** A namespace of its own for each round of a walk. */
 const roundNamespace = (base: string, round: number) => (round === 0 ? base : `${base}-r${round}`);
 
-/** 2. and 3. `count` CRs of the subject created at `route.created`, then walked through its spec edits, all at once. */
-async function walk(bench: Bench, subject: Subject, count: number, route: Walk, { minimal = false, round = 0 } = {}): Promise<WalkFigures> {
+/**
+ * 2. and 3. `count` CRs of the subject created at `route.created`, then walked through its spec edits,
+ * all at once. `settle`: the operator's writes are counted until they stop (SETTLE_MS without one,
+ * its queue empty), not only until the last CR is Ready (writes that follow Ready, as the objects' inventory's).
+ */
+export async function walk(bench: Plane, subject: Subject, count: number, route: Walk, { minimal = false, round = 0, settle = false } = {}): Promise<WalkFigures> {
   const namespace = roundNamespace(`e2e-${route.id}-${count}`, round);
   await createNamespace(bench.raw, namespace);
   // The machine is shared and its load drifts: the baseline is measured right before and right after.
@@ -400,6 +436,8 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk, 
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
     const start = performance.now();
+    const first = operator.transport.counters.snapshot();
+    const firstByVerb = { ...operator.transport.counters.byVerb };
     let ready = tracker.expect(names, route.created, timeoutMs);
     await createResources(bench.raw, namespace, count, { desiredState: route.created, resource: subject.resource });
     await ready;
@@ -418,7 +456,9 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk, 
     const steadySeconds = (performance.now() - steadyStart) / 1000;
     const self = process.cpuUsage(selfBefore);
     const cpu = cpuSeconds(bench.pids.map((p) => p.pid)).map((used, i) => (used - (cpuBefore[i] ?? 0)) / steadySeconds);
+    if (settle) await settled(() => operator.transport.counters.writes, () => operator.lifecycle.controller.queue.length + operator.lifecycle.controller.queue.processing === 0);
     const after = operator.transport.counters.snapshot();
+    const afterByVerb = { ...operator.transport.counters.byVerb };
     const reconcilesAfter = await reconcileCounts(operator);
     let transitions = 0;
     for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
@@ -444,6 +484,9 @@ async function walk(bench: Bench, subject: Subject, count: number, route: Walk, 
       cpu,
       steadyWrites: after.writes - before.writes,
       steadyReads: after.reads - before.reads,
+      writes: after.writes - first.writes,
+      reads: after.reads - first.reads,
+      byVerb: Object.fromEntries(Object.entries(afterByVerb).map(([verb, n]) => [verb, n - firstByVerb[verb as ApiVerb]])) as Record<ApiVerb, number>,
       reconciles: delta('success') + delta('error') + delta('requeue_after'),
       errors: delta('error'),
     };
@@ -524,7 +567,7 @@ function peerRoutes(graph: Graph): { graph: string; entry: string; next: Record<
   return { graph: graph.name, entry: graph.entry, next, actions: graph.nodeNames.filter((name) => graph.node(name).hasAction) };
 }
 
-interface PeerFigures {
+export interface PeerFigures {
   namespace: string;
   crs: number;
   perSecond: number;
@@ -543,6 +586,15 @@ interface PeerFigures {
   updatesPerTransition: number;
   conflicts: number;
   reconcilesPerTransition: number;
+  /**
+   * With `objects`: the peer's write requests over the whole walk, creation included (status updates,
+   * 409s and the objects' creates and updates), until they stopped; and the live Go heap per owned
+   * object its cache holds (a fresh peer with the objects' kinds watched, less one without, per object).
+   */
+  writes: number;
+  /** Of `writes`, those of the spec-driven walk (after every CR was Ready at its first node). */
+  steadyWrites: number;
+  heapBytesPerOwnedObject: number;
 }
 
 /** A running peer: one JSON answer per command line on its stdin. */
@@ -590,7 +642,7 @@ class PeerProcess {
   }
 }
 
-type PeerStats = { updates: number; conflicts: number; errors: number; reconciles: number; sidecarCalls: number; skippedStale: number };
+type PeerStats = { updates: number; conflicts: number; errors: number; reconciles: number; sidecarCalls: number; skippedStale: number; objectWrites: number };
 type PeerMemory = { rss: number; heapInuse: number; heapAlloc: number; cached: number };
 
 /**
@@ -607,26 +659,30 @@ async function settledStats(peer: PeerProcess, updates: number): Promise<PeerSta
 }
 
 /**
- * 8. A peer baseline: `count` new database CRs walked Running -> End (the multi-hop walk) by a peer of
- * bench/peer, with the same workers, the same routes and the same sidecar; readiness (status.phase at
- * End, Ready, for the generation) seen by an informer of the bench.
+ * 8. A peer baseline: `count` new CRs of the subject (database CRs by default) walked as `route` says
+ * (Running -> End, the multi-hop walk, by default) by a peer of bench/peer, with the same workers, the
+ * same routes and the same sidecar; readiness (status.phase at the desired node, Ready, for the
+ * generation) seen by an informer of the bench. `objects`: the controller-runtime peer makes the
+ * stack graph's three objects per CR (`--objects`).
  */
-async function peerWalk(bench: Bench, side: Peer, binary: string, count: number, round: number): Promise<PeerFigures> {
-  const namespace = roundNamespace(`e2e-${side.slug}-${count}`, round);
+export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binary: string, count: number, round: number, { route = MULTI_HOP, objects = false } = {}): Promise<PeerFigures> {
+  const resource = subject.resource;
+  const namespace = roundNamespace(`e2e-${objects ? 'objects-' : ''}${side.slug}-${count}`, round);
   await createNamespace(bench.raw, namespace);
-  const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+  const rawBefore = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-peer-'));
-  writeFileSync(path.join(dir, 'token'), bench.database.sidecar.token);
-  writeFileSync(path.join(dir, 'routes.json'), JSON.stringify(peerRoutes(bench.database.graph)));
+  writeFileSync(path.join(dir, 'token'), subject.sidecar.token);
+  writeFileSync(path.join(dir, 'routes.json'), JSON.stringify(peerRoutes(subject.graph)));
   const transport = await KubeTransport.fromKubeConfig(bench.kc);
-  const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
+  const informer = new Informer<KubeObject>({ transport, resource, namespace, logger: createLogger({ level: 'silent' }) });
   const tracker = new ReadinessTracker(informer, 'phase');
   informer.start();
-  const startPeer = async (watched: string) => {
+  const startPeer = async (watched: string, withObjects = objects) => {
     const started = new PeerProcess(binary, side.name, [
-      '--kubeconfig', bench.kubeconfigPath, '--group', RESOURCE.group, '--version', RESOURCE.version, '--resource', RESOURCE.plural,
+      '--kubeconfig', bench.kubeconfigPath, '--group', resource.group, '--version', resource.version, '--resource', resource.plural,
       '--namespace', watched, '--workers', String(WORKERS), '--routes', path.join(dir, 'routes.json'),
-      '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
+      '--sidecar-url', subject.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
+      ...(withObjects ? ['--objects'] : []),
     ]);
     try {
       const synced = await started.line();
@@ -641,8 +697,8 @@ async function peerWalk(bench: Bench, side: Peer, binary: string, count: number,
    * As okt's operator.bytes_per_cr is measured: a fresh process once it has cached every CR of the
    * namespace and reconciled each once (all at rest: no write), against a fresh one on an empty namespace.
    */
-  const atRest = async (watched: string, crs: number): Promise<PeerMemory & PeerStats> => {
-    const fresh = await startPeer(watched);
+  const atRest = async (watched: string, crs: number, withObjects = objects): Promise<PeerMemory & PeerStats> => {
+    const fresh = await startPeer(watched, withObjects);
     try {
       let stats = await fresh.ask<PeerStats>('stats');
       for (const until = performance.now() + 30_000; stats.reconciles < crs && performance.now() < until;) {
@@ -661,8 +717,8 @@ async function peerWalk(bench: Bench, side: Peer, binary: string, count: number,
     await informer.waitForSync();
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
-    let ready = tracker.expect(names, 'Running', timeoutMs);
-    await createResources(bench.raw, namespace, count);
+    let ready = tracker.expect(names, route.created, timeoutMs);
+    await createResources(bench.raw, namespace, count, { desiredState: route.created, resource });
     await peer.orExit(ready);
     const statsBefore = await settledStats(peer, count);
     const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
@@ -670,21 +726,30 @@ async function peerWalk(bench: Bench, side: Peer, binary: string, count: number,
     const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
     const start = performance.now();
-    ready = tracker.expect(names, 'End', timeoutMs);
-    await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
-    await peer.orExit(ready);
-    const transitions = count * MULTI_HOP.transitions;
+    for (const desired of route.steps) {
+      ready = tracker.expect(names, desired, timeoutMs);
+      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(resource, namespace, crName(i)), { spec: { desiredState: desired } }));
+      await peer.orExit(ready);
+    }
+    const transitions = count * route.transitions;
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
     const [peerCpu = NaN, apiServerCpu = NaN] = cpuSeconds(pids).map((used, i) => used - (cpuBefore[i] ?? 0));
-    const statsAfter = await settledStats(peer, statsBefore.updates + transitions);
+    let statsAfter = await settledStats(peer, statsBefore.updates + transitions);
+    const writesOf = (stats: PeerStats) => stats.updates + stats.conflicts + stats.objectWrites;
+    if (objects) {
+      await settled(async () => writesOf(await peer.ask<PeerStats>('stats')));
+      statsAfter = await peer.ask<PeerStats>('stats');
+    }
     await peer.stop();
     const empty = await atRest(emptyNamespace, 0);
     const full = await atRest(namespace, count);
     if (full.cached !== count || full.reconciles < count) throw new Error(`a fresh ${side.name} cached ${full.cached} CRs and reconciled ${full.reconciles} times, expected ${count}`);
-    if (full.updates !== 0) throw new Error(`a fresh ${side.name} wrote ${full.updates} statuses of CRs at rest`);
-    const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
-    console.log(`\n${side.label}: ${statsAfter.updates - statsBefore.updates} status updates, ${statsAfter.conflicts - statsBefore.conflicts} conflicts (409), ${statsAfter.errors - statsBefore.errors} other errors, ${statsAfter.reconciles - statsBefore.reconciles} reconciles (${statsAfter.skippedStale - statsBefore.skippedStale} skipped on a cache older than its own write), ${statsAfter.sidecarCalls - statsBefore.sidecarCalls} sidecar calls for ${transitions} transitions`);
+    if (full.updates !== 0 || full.objectWrites !== 0) throw new Error(`a fresh ${side.name} wrote ${full.updates} statuses and ${full.objectWrites} objects of CRs at rest`);
+    // The owned objects' part of the cache: the same peer, the objects' kinds not watched.
+    const withoutOwned = objects ? await atRest(namespace, count, false) : undefined;
+    const rawAfter = await rawPatchRate(bench.raw, subject, CONCURRENCY, SECONDS);
+    console.log(`\n${side.label}${objects ? ' (objects)' : ''}: ${statsAfter.updates - statsBefore.updates} status updates, ${statsAfter.conflicts - statsBefore.conflicts} conflicts (409), ${statsAfter.objectWrites - statsBefore.objectWrites} object writes, ${statsAfter.errors - statsBefore.errors} other errors, ${statsAfter.reconciles - statsBefore.reconciles} reconciles (${statsAfter.skippedStale - statsBefore.skippedStale} skipped on a cache older than its own write), ${statsAfter.sidecarCalls - statsBefore.sidecarCalls} sidecar calls for ${transitions} transitions`);
     return {
       namespace,
       crs: count,
@@ -698,6 +763,9 @@ async function peerWalk(bench: Bench, side: Peer, binary: string, count: number,
       updatesPerTransition: (statsAfter.updates - statsBefore.updates) / transitions,
       conflicts: statsAfter.conflicts - statsBefore.conflicts,
       reconcilesPerTransition: (statsAfter.reconciles - statsBefore.reconciles) / transitions,
+      writes: writesOf(statsAfter),
+      steadyWrites: writesOf(statsAfter) - writesOf(statsBefore),
+      heapBytesPerOwnedObject: withoutOwned === undefined ? NaN : (full.heapAlloc - withoutOwned.heapAlloc) / (OWNED_PER_CR * count),
     };
   } finally {
     await peer.stop();
@@ -962,10 +1030,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
+export const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
 
 /** The round of median transitions/s (of an even count, the upper of the two middle ones). */
-function medianRound<T extends { perSecond: number }>(rounds: readonly T[]): T {
+export function medianRound<T extends { perSecond: number }>(rounds: readonly T[]): T {
   const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
   const median = sorted[Math.floor(sorted.length / 2)];
   if (median === undefined) throw new Error('no round to take the median of');
@@ -1040,7 +1108,7 @@ export async function run(): Promise<Record<string, number>> {
     const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
       async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length })),
-      ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, peer, peerBinaries.get(peer)!, hopCount, rounds.length))),
+      ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, database, peer, peerBinaries.get(peer)!, hopCount, rounds.length))),
     ];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await sides[(round + i) % sides.length]!();

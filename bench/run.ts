@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 
 /** Every benchmark area; add yours here. */
-const AREAS = ['engine', 'kube-client', 'sidecar', 'events', 'e2e'] as const;
+const AREAS = ['engine', 'kube-client', 'sidecar', 'events', 'e2e', 'objects'] as const;
 
 const RESULTS = new URL('./results.json', import.meta.url);
 

@@ -5,16 +5,19 @@
 // the watch event of its own write brings the CR back for the next step. A 409 (the cache older than
 // the server) is counted and dropped: the watch brings the newer object too. Its status is the
 // client-go peer's (phase + observedGeneration + conditions [Ready], meta.SetStatusCondition).
+// With --objects it also makes three objects per CR (objects.go) and Owns() their kinds.
 //
 // The walk, the sidecar calls and the stdin protocol are the walk package's (../walk).
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,11 +36,15 @@ import (
 
 const name = "okt-cr-peer"
 
+// Read by walk.ParseFlags with the shared flags.
+var withObjects = flag.Bool("objects", false, "make a Service, a Secret and a ConfigMap per CR (CreateOrUpdate) and watch them (Owns)")
+
 type reconciler struct {
 	client.Client
 	routes  walk.Routes
 	sidecar *walk.Sidecar
 	n       *walk.Counters
+	objects bool
 }
 
 func main() {
@@ -60,12 +67,15 @@ func main() {
 	var n walk.Counters
 	sidecar, err := walk.NewSidecar(o, routes.Graph, &n.SidecarCalls)
 	walk.Must(name, err)
-	r := &reconciler{Client: mgr.GetClient(), routes: routes, sidecar: sidecar, n: &n}
-	walk.Must(name, ctrl.NewControllerManagedBy(mgr).
+	r := &reconciler{Client: mgr.GetClient(), routes: routes, sidecar: sidecar, n: &n, objects: *withObjects}
+	builder := ctrl.NewControllerManagedBy(mgr).
 		For(&Lifecycle{}).
 		Named("lifecycle").
-		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers}).
-		Complete(r))
+		WithOptions(controller.Options{MaxConcurrentReconciles: o.Workers})
+	if r.objects {
+		builder = builder.Owns(&corev1.Service{}).Owns(&corev1.Secret{}).Owns(&corev1.ConfigMap{})
+	}
+	walk.Must(name, builder.Complete(r))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,7 +95,7 @@ func main() {
 	})
 }
 
-// schemeFor registers Lifecycle as the Kind the API server serves the flags' resource as.
+// schemeFor registers Lifecycle as the Kind the API server serves the flags' resource as, and the core kinds of the objects.
 func schemeFor(cfg *rest.Config, o walk.Options) (*runtime.Scheme, error) {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -103,7 +113,7 @@ func schemeFor(cfg *rest.Config, o walk.Options) (*runtime.Scheme, error) {
 	scheme.AddKnownTypeWithName(gvk, &Lifecycle{})
 	scheme.AddKnownTypeWithName(gvk.GroupVersion().WithKind(gvk.Kind+"List"), &LifecycleList{})
 	metav1.AddToGroupVersion(scheme, gvk.GroupVersion())
-	return scheme, nil
+	return scheme, corev1.AddToScheme(scheme)
 }
 
 // Reconcile takes one step of the CR's walk and writes it.
@@ -116,6 +126,18 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ready := meta.FindStatusCondition(cr.Status.Conditions, "Ready")
 	settled := cr.Status.ObservedGeneration == cr.Generation && ready != nil && ready.Status == metav1.ConditionTrue
 	step := r.routes.Decide(cr.Status.Phase, cr.Spec.DesiredState, settled)
+	if r.objects {
+		// Every reconcile makes the objects of the node the CR is at, or enters (level-based, as
+		// kubebuilder reconcilers are): an owned object deleted or changed is put back.
+		node := step.Phase
+		if step.Rest {
+			node = cr.Status.Phase
+		}
+		if err := r.makeObjects(ctx, &cr, node); err != nil {
+			r.n.Errors.Add(1)
+			return ctrl.Result{}, err
+		}
+	}
 	if step.Rest {
 		return ctrl.Result{}, nil
 	}

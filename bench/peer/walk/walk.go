@@ -136,9 +136,10 @@ func OperationID(uid string, generation int64, node string) string {
 	return fmt.Sprintf("peer-%s-%d-%s", uid, generation, node)
 }
 
-// Counters are what "stats" answers.
+// Counters are what "stats" answers. ObjectWrites: the requests that created or updated an owned
+// object (a refused one included), for a peer that makes objects.
 type Counters struct {
-	Reconciles, Updates, Conflicts, Errors, SidecarCalls, SkippedStale atomic.Int64
+	Reconciles, Updates, Conflicts, Errors, SidecarCalls, SkippedStale, ObjectWrites atomic.Int64
 }
 
 // Sidecar runs a node's action on the sidecar okt uses: PUT /v1/operations/{id}, then GET ?wait=
@@ -248,6 +249,7 @@ func Serve(n *Counters, cached func() int) {
 			printJSON(map[string]int64{
 				"reconciles": n.Reconciles.Load(), "updates": n.Updates.Load(), "conflicts": n.Conflicts.Load(),
 				"errors": n.Errors.Load(), "sidecarCalls": n.SidecarCalls.Load(), "skippedStale": n.SkippedStale.Load(),
+				"objectWrites": n.ObjectWrites.Load(),
 			})
 		}
 	}
