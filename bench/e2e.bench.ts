@@ -295,6 +295,8 @@ class ReadinessTracker {
   #resolve: (() => void) | undefined;
   /** Where the CR's node is: okt's `status.state`, or the peer's conventional `status.phase`. */
   readonly #field: 'state' | 'phase';
+  /** The Ready condition each pending CR was last seen with: a timeout says why they wait. */
+  readonly #lastReady = new Map<string, string>();
 
   constructor(informer: Pick<Informer<KubeObject>, 'addHandler'>, field: 'state' | 'phase' = 'state') {
     this.#field = field;
@@ -305,10 +307,11 @@ class ReadinessTracker {
   expect(names: Iterable<string>, desired: string, timeoutMs: number): Promise<void> {
     this.#desired = desired;
     this.#pending = new Set(names);
+    this.#lastReady.clear();
     const done = new Promise<void>((resolve) => (this.#resolve = resolve));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${this.#pending.size} CRs not Ready at ${desired} after ${timeoutMs / 1000} s (e.g. ${[...this.#pending].slice(0, 3).join(', ')})`)), timeoutMs);
+      timer = setTimeout(() => reject(new Error(`${this.#pending.size} CRs not Ready at ${desired} after ${timeoutMs / 1000} s (e.g. ${[...this.#pending].slice(0, 3).map((name) => `${name}: ${this.#lastReady.get(name) ?? 'not seen'}`).join('; ')})`)), timeoutMs);
     });
     return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
   }
@@ -317,8 +320,10 @@ class ReadinessTracker {
     const name = obj.metadata.name ?? '';
     if (!this.#pending.has(name)) return;
     const status = obj.status as (LifecycleStatus & { phase?: string }) | undefined;
+    const ready = findCondition(status?.conditions ?? [], 'Ready');
+    this.#lastReady.set(name, `at ${status?.[this.#field] ?? 'no node'}, Ready ${ready?.status ?? 'unset'} ${ready?.reason ?? ''} ${ready?.message ?? ''}`.trim());
     if (status?.[this.#field] !== this.#desired || status.observedGeneration !== obj.metadata.generation) return;
-    if (findCondition(status.conditions, 'Ready')?.status !== 'True') return;
+    if (ready?.status !== 'True') return;
     this.#pending.delete(name);
     if (this.#pending.size === 0) this.#resolve?.();
   }
@@ -421,7 +426,7 @@ const roundNamespace = (base: string, round: number) => (round === 0 ? base : `$
 /**
  * 2. and 3. `count` CRs of the subject created at `route.created`, then walked through its spec edits,
  * all at once. `settle`: the operator's writes are counted until they stop (SETTLE_MS without one,
- * its queue empty), not only until the last CR is Ready (writes that follow Ready, as the objects' inventory's).
+ * its queue empty), not only until the last CR is Ready: a write that follows the last Ready counts too.
  */
 export async function walk(bench: Plane, subject: Subject, count: number, route: Walk, { minimal = false, round = 0, settle = false } = {}): Promise<WalkFigures> {
   const namespace = roundNamespace(`e2e-${route.id}-${count}`, round);

@@ -2,7 +2,7 @@ package main
 
 // The objects walk (--objects): each CR makes three objects, as a kubebuilder reconciler makes them,
 // with controllerutil.CreateOrUpdate and the CR as their controller (SetControllerReference): a
-// Service named as the CR, a Secret <cr>-keys and a ConfigMap <cr>-config whose data names the node
+// headless Service named as the CR, a Secret <cr>-keys and a ConfigMap <cr>-config whose data names the node
 // the CR enters. They are the objects of the bench's stack graph (bench/objects-graph.ts) with the
 // same content, so the two operators make the same writes' worth of objects.
 
@@ -27,6 +27,7 @@ func (r *reconciler) makeObjects(ctx context.Context, cr *Lifecycle, node string
 		mutate func()
 	}{
 		{service, func() {
+			service.Spec.ClusterIP = corev1.ClusterIPNone
 			service.Spec.Selector = map[string]string{"app": cr.Name}
 			// Protocol and targetPort as the API server defaults them: else every reconcile would update.
 			service.Spec.Ports = []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}
