@@ -8,7 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readyGraph } from '../fixtures/ready-graph.ts';
 import { defineGraph } from '../../src/graph/index.ts';
-import { e2eKubeConfig, mergePatch, applyGraphCrd } from './helpers/index.ts';
+import { e2eKubeConfig, httpStatusOf, mergePatch, applyGraphCrd } from './helpers/index.ts';
+import { waitFor } from './helpers/wait.ts';
 import { conditionOf, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator, type LifecycleObject } from './helpers/lifecycle.ts';
 
 const VAULTS = { group: 'okt.dev', version: 'v1alpha1', plural: 'vaults', kind: 'Vault' } as const;
@@ -105,6 +106,19 @@ describe('the objects a node makes are awaited', () => {
     const timedOut = await waitForObject(vaults, namespace, 'c', 'at RestoreTimedOut by the timeout edge', (o) => o.status?.state === 'RestoreTimedOut');
     expect(timedOut.status?.lastTransition).toMatchObject({ from: 'Restore', events: ['RestoreTimedOut'] });
     expect(local.sidecar.sidecar.operations.get(waiting.status?.operation?.id ?? '')).toBeUndefined();
+    // Pruned on leaving Restore, and gone: deleted with batch/v1's default propagation, a Job would wait
+    // for the garbage collector to orphan its Pods (here, with none running, for ever).
+    let finalizers: string[] | undefined;
+    await waitFor('Job c-restore gone, pruned on leaving Restore', async () => {
+      try {
+        finalizers = (await batch.readNamespacedJob({ namespace, name: 'c-restore' })).metadata?.finalizers;
+        return undefined;
+      } catch (error) {
+        return httpStatusOf(error) === 404 ? true : undefined;
+      }
+    }, 10_000, 100).catch((error: unknown) => {
+      throw new Error(`${String(error)}; its finalizers: ${finalizers?.join(', ')}`);
+    });
   });
 });
 

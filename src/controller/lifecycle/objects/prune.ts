@@ -39,7 +39,9 @@ export async function letGo(
       continue;
     }
     try {
-      const left = await transport.delete(resource, owner.namespace, entry.name);
+      // Background, as kubectl deletes: the garbage collector deletes what the object owns (a Job's
+      // Pods); a batch/v1 Job's own default would orphan them, and hold the Job until it had.
+      const left = await transport.delete(resource, owner.namespace, entry.name, { propagationPolicy: 'Background' });
       const metadata = 'metadata' in left ? (left as KubeObject).metadata : undefined;
       if (metadata?.deletionTimestamp === undefined) {
         counted?.(entry, 'deleted');
