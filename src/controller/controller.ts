@@ -16,6 +16,16 @@ export interface ReconcileContext {
 
 export type Reconcile = (key: string, ctx: ReconcileContext) => Promise<ReconcileResult>;
 
+/**
+ * A failure the reconcile has said on the object already (a condition naming what failed and why):
+ * retried with the queue's backoff, and logged as its message in one line. Its cause is the error of
+ * another object than the one reconciled (an owned object's refused apply), which must not be read as
+ * the reconciled object's own (a 422 as its CRD refusing it, a 403 as RBAC's).
+ */
+export class SaidOnObjectError extends Error {
+  override name = 'SaidOnObjectError';
+}
+
 export interface ControllerOptions {
   /** Names the controller in logs and metrics. */
   name: string;
@@ -140,6 +150,7 @@ export class Controller {
       // Another writer (or this controller's own earlier write) changed the object since it was read:
       // an expected retry under optimistic concurrency, worth one line, not an error with its stack.
       if (isConflict(err)) log.info({ retries, durationMs }, `write conflict, looked at again: ${err.message}`);
+      else if (err instanceof SaidOnObjectError) log.warn({ retries, durationMs }, err.message);
       // Bad input stored before its CRD refused it: one line naming the fields, no stack trace.
       else if (invalid !== undefined) log.error({ retries, durationMs }, invalid);
       else log.error({ err, retries, durationMs }, permissionProblem(err) ?? 'reconcile failed');

@@ -2,7 +2,7 @@ export { WorkQueue } from './workqueue.ts';
 export type { WorkQueueOptions, WorkQueueObserver } from './workqueue.ts';
 export { ExponentialFailureRateLimiter, exponentialBackoffMs, DEFAULT_BACKOFF } from './rate-limiter.ts';
 export type { RateLimiter } from './rate-limiter.ts';
-export { Controller } from './controller.ts';
+export { Controller, SaidOnObjectError } from './controller.ts';
 export type { ControllerOptions, Reconcile, ReconcileContext, ReconcileResult } from './controller.ts';
 export { Informer, stripManagedFields, DEFAULT_WATCH_IDLE_TIMEOUT_MS } from './informer.ts';
 export type { InformerOptions, InformerHandler, InformerStats, Store } from './informer.ts';

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  Controller, ExponentialFailureRateLimiter, Informer, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
+  Controller, ExponentialFailureRateLimiter, Informer, SaidOnObjectError, WorkQueue, addControllerRuntimeFlags, controllerRuntimeSettings,
   createControllerMetrics, createLogger, stripManagedFields,
 } from '../../src/controller/index.ts';
 import { KubeApiError, KubeTransport } from '../../src/kube/transport/index.ts';
@@ -119,6 +119,30 @@ describe('Controller', () => {
     expect(conflict[0]!.msg).toBe('write conflict, looked at again: PUT /apis/okt.dev/v1alpha1/namespaces/ns/databases/db/status: 409 Conflict: the object has been modified; please apply your changes to the latest version and try again');
     expect(conflict[0]).not.toHaveProperty('err');
     expect(lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
+  it('a failure said on the object already (an owned object\'s apply refused by admission, a 422 of another object) is its message in one warning, not the CR failing its CRD', async () => {
+    const { lines, logger } = captureLogs();
+    let calls = 0;
+    const done = deferred();
+    const said = 'ConfigMap web-config (object "config") was not applied: configmaps "web-config" is forbidden: ValidatingAdmissionPolicy \'refuse\' with binding \'refuse\' denied request: not now';
+    const refused = new KubeApiError({ statusCode: 422, method: 'PATCH', path: '/api/v1/namespaces/ns/configmaps/web-config', status: { kind: 'Status', reason: 'Invalid', message: 'configmaps "web-config" is forbidden: ValidatingAdmissionPolicy \'refuse\' with binding \'refuse\' denied request: not now' } });
+    const controller = new Controller({
+      name: 'owner', logger, queue: new WorkQueue({ rateLimiter: new ExponentialFailureRateLimiter(1, 10) }),
+      reconcile: async () => {
+        calls += 1;
+        if (calls === 1) throw new SaidOnObjectError(said, { cause: refused });
+        done.resolve();
+      },
+    });
+    controller.start();
+    controller.enqueue('ns/web');
+    await done.promise;
+    await controller.stop();
+    const failed = lines.filter((line) => line.level === 'warn' || line.level === 'error');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ level: 'warn', key: 'ns/web', retries: 1, msg: said });
+    expect(failed[0]).not.toHaveProperty('err');
   });
 
   it('a write the API server refuses because the stored object fails its CRD now is one line naming the field, no stack trace, retried with backoff', async () => {

@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { withMoreEvents } from '../../../events/status-events.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventData, type LifecycleEventType } from '../../../events/types.ts';
 import { OBJECTS_CONDITION, type Graph, type ObjectOwner, type ObjectRendering } from '../../../graph/index.ts';
+import { SaidOnObjectError } from '../../controller.ts';
 import { setCondition } from '../../../kube/conditions.ts';
 import type { InventoryEntry, LifecycleStatus, OutboxEntry } from '../../../kube/lifecycle-resource.ts';
 import { renderPath } from '../../../machine/index.ts';
@@ -50,8 +51,8 @@ export interface NodeObjectsApplied {
 /**
  * Makes the objects of the CR's node (status.state), `rendering` being their render there, exist as
  * rendered. A render problem is said on the CR and nothing is applied (it changes only with the CR or
- * the graph); a failed apply is said on the CR, then thrown, so the CR is looked at again with the
- * work queue's backoff.
+ * the graph); a failed apply is said on the CR, then thrown as said so (logged as that one line), so
+ * the CR is looked at again with the work queue's backoff.
  */
 export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, stored: LifecycleStatus, rendering: ObjectRendering): Promise<NodeObjectsApplied> {
   const { graph, transport } = io;
@@ -85,7 +86,7 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
         message,
       });
       await writeIfChanged(io, status, { ...status, conditions: objectsCondition(io, status, 'False', OBJECTS_REASONS.applyFailed, message) }, failed);
-      throw error;
+      throw new SaidOnObjectError(message, { cause: error });
     }
   }
   // Every deletion asked for: one a finalizer holds goes when its finalizers are done, out of the inventory already.
