@@ -280,3 +280,39 @@ export function checkDeletion(before: DatabaseObject, events: readonly Lifecycle
   }
   return walked.length;
 }
+
+/** An object okt made, as a LIST by its labels finds it. */
+export interface LabelledObject {
+  kind: string;
+  name: string;
+  /** Its labels okt.dev/owner-uid and okt.dev/object-id. */
+  ownerUid: string;
+  objectId: string;
+  /** The uid its controller owner reference names (none: disowned). */
+  controllerUid: string | undefined;
+}
+
+/**
+ * No orphan, no duplicate: every object labelled with a CR's uid belongs to a live CR, is in that CR's
+ * inventory (status.objects, by kind and name) and is controlled by it; no CR has two objects of one
+ * declaration. Returns how many objects were checked.
+ */
+export function checkNoOrphans(crs: readonly DatabaseObject[], objects: readonly LabelledObject[]): number {
+  const byUid = new Map(crs.map((cr) => [cr.metadata.uid, cr]));
+  const orphans = objects.filter((o) => {
+    const cr = byUid.get(o.ownerUid);
+    return cr === undefined || o.controllerUid !== o.ownerUid || !(cr.status?.objects ?? []).some((e) => e.kind === o.kind && e.name === o.name);
+  });
+  expect(orphans.map((o) => `${o.kind} ${o.name} (object "${o.objectId}" of ${o.ownerUid})`), 'objects okt made that no live CR\'s inventory holds (orphans)').toEqual([]);
+  const seen = new Set<string>();
+  const duplicates = objects.filter((o) => seen.size === seen.add(`${o.ownerUid} ${o.objectId}`).size);
+  expect(duplicates.map((o) => `${o.kind} ${o.name} (object "${o.objectId}" of ${o.ownerUid})`), 'a second object of one declaration of one CR (duplicates)').toEqual([]);
+  return objects.length;
+}
+
+/** After every CR is gone: nothing okt made is left but objects of `kept` declarations (deletion: Keep), each disowned. Returns how many were kept. */
+export function checkLeftAfterDeletion(objects: readonly LabelledObject[], kept: ReadonlySet<string>): number {
+  const left = objects.filter((o) => !kept.has(o.objectId) || o.controllerUid !== undefined);
+  expect(left.map((o) => `${o.kind} ${o.name} (object "${o.objectId}", controller ${o.controllerUid ?? 'none'})`), 'objects with okt\'s labels left after every CR is gone (but kept ones, disowned)').toEqual([]);
+  return objects.length;
+}

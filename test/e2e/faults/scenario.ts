@@ -1,8 +1,8 @@
 // A fault-injection run: many CRs walk the database graph while fast-check-chosen faults hit the
 // operator (killed, or rolled to another revision of the graph), the API server, the sidecar (crashed,
-// or losing its journal), the event sink, the actions (a failure the walker retries) and a second
-// namespace (torn down with its sidecar); then every invariant is checked, and every CR is deleted
-// and checked to go down its graph's default path.
+// or losing its journal), the event sink, the actions (a failure the walker retries), a second
+// namespace (torn down with its sidecar) and the objects CRs of the store graph own (stores.ts); then
+// every invariant is checked, and every CR is deleted and checked to go down its graph's default path.
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,9 +25,12 @@ import type { Graph } from '../../../src/graph/index.ts';
 import type { Operation } from '../../../src/sidecar-client/protocol.ts';
 import { OperatorsUnderTest, SidecarUnderTest, SinkUnderTest, type SidecarUnderTestOptions } from './system.ts';
 import { fcRuns } from '../../fixtures/fast-check.ts';
+import { NO_STORES, StoresUnderTest, type StoreTally } from './stores.ts';
 
-export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade', 'sidecar-switch', 'action-cycle'] as const;
+export const FAULT_KINDS = ['operator', 'apiserver', 'sidecar', 'sink', 'rival', 'sidecar-forgets', 'sidecar-replaced', 'sidecar-doubled', 'action-fails', 'teardown', 'disk-full', 'silent-network', 'graph-upgrade', 'sidecar-switch', 'action-cycle', 'object-deleted', 'operator-mid-apply', 'field-fight', 'apply-refused', 'never-ready'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The faults that hit the store CRs and the objects they own (stores.ts), run beside the databases when a scenario has one. */
+const OBJECT_FAULT_KINDS: readonly FaultKind[] = ['object-deleted', 'operator-mid-apply', 'field-fight', 'apply-refused', 'never-ready'];
 
 /** One fault: when (after that many transitions in total, so it lands while CRs move) and for how long. */
 export interface Fault {
@@ -36,7 +39,9 @@ export interface Fault {
   /**
    * operator, graph-upgrade: pause before the restart; apiserver, sidecar, sink: downtime; rival: how
    * long it writes; sidecar-switch: how long the CRs stay on the second sidecar; action-cycle: how long
-   * the actions drive the cycle; the others: unused.
+   * the actions drive the cycle; operator-mid-apply: pause before the restart; field-fight: how long
+   * okt is watched leaving the fought field alone once Contested; apply-refused: how long the refusal
+   * lasts once a CR says so; the others: unused.
    */
   forMs: number;
 }
@@ -85,6 +90,11 @@ const DOWNTIME_MS: Record<FaultKind, { min: number; max: number }> = {
   'sidecar-switch': { min: 500, max: 3000 },
   // Long enough for the brake to hold turns, among the other faults' delays.
   'action-cycle': { min: 8000, max: 20000 },
+  'object-deleted': { min: 0, max: 0 },
+  'operator-mid-apply': { min: 0, max: 1500 },
+  'field-fight': { min: 1000, max: 3000 },
+  'apply-refused': { min: 500, max: 3000 },
+  'never-ready': { min: 0, max: 0 },
 };
 
 /** CRs one sidecar-switch, or one action-cycle, takes (at most). */
@@ -136,9 +146,10 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
       const faultOf = (kind: FaultKind) =>
         fc.record({ kind: fc.constant(kind), afterTransitions: fc.integer({ min: kind === 'graph-upgrade' ? Math.floor(total * 0.2) : 0, max: Math.floor(total * (kind === 'action-cycle' || kind === 'sidecar-switch' ? 0.6 : 0.9)) }), forMs: fc.integer(DOWNTIME_MS[kind]) });
       // Every kind at least once per run, then more of any kind but these: a teardown happens once (and
-      // so does an upgrade, to its one revision), and each silent network costs the operator a request
-      // timeout.
-      const repeatable = bounds.kinds.filter((k) => k !== 'teardown' && k !== 'silent-network' && k !== 'graph-upgrade');
+      // so does an upgrade, to its one revision), each silent network costs the operator a request
+      // timeout, a fight leaves its object alone for longer than a run, and a never-ready CR leaves the walk.
+      const once: readonly FaultKind[] = ['teardown', 'silent-network', 'graph-upgrade', 'field-fight', 'never-ready'];
+      const repeatable = bounds.kinds.filter((k) => !once.includes(k));
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
@@ -154,7 +165,7 @@ export interface RunEnvironment {
 }
 
 /** What one run did, for the report. */
-export interface RunTally {
+export interface RunTally extends StoreTally {
   runs: number;
   /** Runs with two operator replicas under leader election. */
   replicatedRuns: number;
@@ -223,6 +234,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const progress: WalkProgress = { transitions: 0, walked: false, retried: 0, readyOverFailure: [], at: new Map(), taken: new Set(), held: new Set() };
   const cycles: CycleTally = { cycled: 0, braked: new Set() };
   const rival = { writes: 0 };
+  const stores = scenario.faults.some((f) => OBJECT_FAULT_KINDS.includes(f.kind)) ? await StoresUnderTest.start(kc, namespace) : undefined;
   try {
     const names = scenario.walks.map((_, i) => `db-${i}`);
     const api = databases(kc);
@@ -299,6 +311,21 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           // Not across a rollout: the event a cycling action raises is named in the operators' revision.
           await onOperators(() => driveCycle(kc, namespace, progress, sidecar, operators.graph, fault.forMs, cycles));
           break;
+        case 'object-deleted':
+          await stores!.inTurn((s) => s.deleteOwned());
+          break;
+        case 'operator-mid-apply':
+          await stores!.inTurn((s) => s.killMidApply(fault.forMs));
+          break;
+        case 'field-fight':
+          await stores!.inTurn((s) => s.fight(fault.forMs));
+          break;
+        case 'apply-refused':
+          await stores!.inTurn((s) => s.refuseApplies(fault.forMs));
+          break;
+        case 'never-ready':
+          await stores!.inTurn((s) => s.neverReady());
+          break;
       }
     };
     const walking = walk(kc, namespace, names, scenario.walks, progress).finally(() => (progress.walked = true));
@@ -308,6 +335,8 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
 
     // Everything is back up: each CR must rest at its last desired node, on the operators' revision, with all its events at the sink.
     const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink, operators.graph.revision);
+    // The store CRs too, their objects checked for orphans and duplicates.
+    await stores?.settle();
     const settledAt = Date.now();
     const operations = allOperations(sidecar, switching?.sidecar);
     const runs = allRuns(sidecar, switching?.sidecar);
@@ -318,7 +347,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
       switchedCrs: switching?.switched ?? 0, cycledCrs: cycles.cycled, cycleEventsRaised: [...raised.values()].reduce((a, b) => a + b, 0),
       brakedEvents: new Set(sink.received.filter((e) => e.type === LIFECYCLE_EVENT_TYPES.braked).map((e) => e.id)).size,
       conflictsLogged: operators.countLogLines(/\b409\b|[Cc]onflict/), operatorSelfExits: operators.selfExits,
-      walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0,
+      walkSeconds: seconds(walkedAt - started), settleSeconds: seconds(settledAt - walkedAt), seconds: 0, ...NO_STORES,
     };
     expect(progress.readyOverFailure, 'Ready=True over an action that did not succeed, in any read during the walk').toEqual([]);
     const byUid = eventsByUid(sink.received);
@@ -358,13 +387,18 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     for (const db of settled) tally.transitions += checkDeletion(db, after.get(db.metadata.uid) ?? [], allOperations(sidecar, switching?.sidecar), allRuns(sidecar, switching?.sidecar));
     tally.deleted = settled.length;
     if (teardown !== undefined) tally.abandoned = await teardown.check(sink);
+    if (stores !== undefined) {
+      await stores.deleteAll();
+      Object.assign(tally, stores.tally);
+    }
     tally.seconds = seconds(Date.now() - started);
     return tally;
   } catch (error) {
-    env.log(`run failed; operator logs:\n${operators.logs()}`);
+    env.log(`run failed; operator logs:\n${operators.logs()}${stores === undefined ? '' : `\nstore operator logs:\n${stores.logs()}`}`);
     throw error;
   } finally {
     await operators.stop();
+    await stores?.stop();
     await sidecar.stop();
     await switching?.sidecar.stop();
     await teardown?.stop();
