@@ -149,6 +149,11 @@ export class StoresUnderTest {
     const cr = this.#names.find((name) => !this.#held.has(name))!;
     this.#fought = cr;
     const name = `${cr}-settings`;
+    // Applied by okt first (early in a run it may not be yet): the fight is over what okt made.
+    await this.#waitFor(`${name} applied by okt`, async () => {
+      const entry = (await this.#stores.get(this.#namespace, cr)).status?.objects?.find((e) => e.id === 'settings');
+      return entry?.hash !== undefined;
+    });
     const write = () => kubectl(['apply', '--server-side', `--field-manager=${FIGHTER}`, '--force-conflicts', '-n', this.#namespace, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { mode: FIGHTER } }));
     await write();
     let putBacks = 0;
