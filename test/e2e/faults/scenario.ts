@@ -716,8 +716,14 @@ async function driveCycle(kc: KubeConfig, namespace: string, progress: WalkProgr
   try {
     // As long as the walk may take: a walk slowed by the other faults offers its next move late, not never.
     await waitFor(() => taken.size > 0 || progress.walked, WALK_TIMEOUT_MS, 'the walker to move a CR between Running and Servicing');
-    const until = Date.now() + forMs;
-    while (Date.now() < until) {
+    // The cycle lasts forMs from the first event a taken CR's action raised: under load (a run's start,
+    // two replicas, the other faults) that first action may start seconds after the move.
+    const raisedYet = () => [...taken.values()].some((uid) => (sidecar.raised().get(uid) ?? 0) > 0);
+    const firstRaiseBy = Date.now() + WALK_TIMEOUT_MS;
+    let until: number | undefined;
+    while (taken.size > 0 && (until === undefined || Date.now() < until)) {
+      if (until === undefined && raisedYet()) until = Date.now() + forMs;
+      if (until === undefined && Date.now() > firstRaiseBy) throw new Error(`no action of the CRs taken for a cycle (${[...taken.keys()].join(', ')}) raised an event in ${WALK_TIMEOUT_MS / 1000} s`);
       const sentMs = Date.now();
       try {
         const items = await list(kc, namespace);

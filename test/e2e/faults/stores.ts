@@ -45,6 +45,8 @@ export interface StoreTally {
   fightPutBacks: number;
   refusedApplies: number;
   neverReady: number;
+  /** Of those, the ones a read saw waiting at Upgrading (Ready=False naming the Job) before its deadline. */
+  neverReadySeenWaiting: number;
   /** Objects checked for orphans and duplicates once settled; kept (disowned) ones left after deletion. */
   ownedObjects: number;
   keptObjects: number;
@@ -245,14 +247,17 @@ export class StoresUnderTest {
       }
     });
     const name = chosen!.metadata.name;
-    await this.#waitFor(`${name}: waiting at Upgrading for its Job`, async () => {
-      const cr = await this.#stores.get(this.#namespace, name);
-      const ready = conditionOf(cr, 'Ready');
-      return cr.status?.state === 'Upgrading' && ready?.reason === 'ObjectsNotReady' && (ready.message ?? '').includes(`Job ${name}-upgrade (object "upgrade")`);
-    });
+    // Upgrading lasts its 3 s deadline: a read of the API server slowed by the other faults may miss it,
+    // so the wait at Upgrading is checked whenever a read sees it, and the move out is awaited.
     let timedOut: LifecycleObject | undefined;
+    let seenWaiting = false;
     await this.#waitFor(`${name}: at RolledBack by Upgrading's timeout edge`, async () => {
       timedOut = await this.#stores.get(this.#namespace, name);
+      const ready = conditionOf(timedOut, 'Ready');
+      if (timedOut.status?.state === 'Upgrading' && ready?.reason === 'ObjectsNotReady') {
+        expect(ready.message, `${name}: Ready=False at Upgrading names the Job it waits for`).toContain(`Job ${name}-upgrade (object "upgrade")`);
+        seenWaiting = true;
+      }
       return timedOut.status?.state === 'RolledBack';
     });
     expect(timedOut!.status?.lastTransition, `${name}: the move to RolledBack`).toMatchObject({ from: 'Upgrading', events: ['RolledBack'] });
@@ -271,6 +276,7 @@ export class StoresUnderTest {
       }
     });
     this.tally.neverReady += 1;
+    if (seenWaiting) this.tally.neverReadySeenWaiting += 1;
   }
 
   /** Stops the walk; every CR rests at its desired node, its objects applied (the fought one's maybe Contested); no orphan, no duplicate. */
@@ -379,4 +385,4 @@ export class StoresUnderTest {
 }
 
 /** The tally of a run without object faults. */
-export const NO_STORES: StoreTally = { storeCrs: 0, objectsRemade: 0, midApplyKills: 0, killsBeforeStatusWrite: 0, fightPutBacks: 0, refusedApplies: 0, neverReady: 0, ownedObjects: 0, keptObjects: 0 };
+export const NO_STORES: StoreTally = { storeCrs: 0, objectsRemade: 0, midApplyKills: 0, killsBeforeStatusWrite: 0, fightPutBacks: 0, refusedApplies: 0, neverReady: 0, neverReadySeenWaiting: 0, ownedObjects: 0, keptObjects: 0 };
