@@ -1,5 +1,5 @@
 import type { V1Container, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { Graph } from '../graph/index.ts';
+import { SIDECAR_PORT_NAME, type Graph } from '../graph/index.ts';
 import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
 import { DEFAULT_STATUS_FORMAT } from './status-format.ts';
@@ -206,7 +206,7 @@ export function sidecarSnippet(options: SidecarOptions): SidecarSnippet {
           { name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` },
           { name: 'OKT_SIDECAR_JOURNAL', value: SIDECAR_JOURNAL_FILE },
         ],
-        ports: [{ name: 'okt-sidecar', containerPort: SIDECAR_PORT }],
+        ports: [{ name: SIDECAR_PORT_NAME, containerPort: SIDECAR_PORT }],
         volumeMounts: [
           { name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true },
           { name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true },
