@@ -51,6 +51,12 @@ export interface OperatorManifestOptions {
    * Service names mapped to their ClusterIPs, on a cluster that has no DNS add-on.
    */
   hostAliases?: readonly HostAlias[];
+  /**
+   * The graph module's path in the image (`okt run --graph PATH`, with `export`: `--export`), for a
+   * graph that declares objects: their render functions are code, which the graph's data (the
+   * ConfigMap) does not carry. One kind only; then no graph ConfigMap.
+   */
+  graphModule?: { path: string; export?: string };
 }
 
 /** One kind of custom resource and its graph. */
@@ -103,9 +109,12 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
   const single = kinds.length === 1;
   const customPlural = (i: number) => (hasDefaultPlural(kinds[i]!.names) ? undefined : resolved[i]!.plural);
 
+  const module = options.graphModule;
+  if (module !== undefined && !single) throw new Error('generateManifests: a graph module in the image serves one kind');
   const args = ['run'];
   if (single) {
-    args.push('--graph', GRAPH_FILE, '--group', first.group, '--version', first.version, '--kind', first.kind);
+    args.push('--graph', module?.path ?? GRAPH_FILE, '--group', first.group, '--version', first.version, '--kind', first.kind);
+    if (module?.export !== undefined) args.push('--export', module.export);
     const plural = customPlural(0);
     if (plural !== undefined) args.push('--plural', plural);
   } else {
@@ -129,8 +138,8 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     '--workers', String(options.workers ?? 4),
   );
 
-  const volumes: V1Volume[] = [{ name: 'graph', configMap: { name: configMap } }];
-  const volumeMounts: Record<string, unknown>[] = [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }];
+  const volumes: V1Volume[] = module === undefined ? [{ name: 'graph', configMap: { name: configMap } }] : [];
+  const volumeMounts: Record<string, unknown>[] = module === undefined ? [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }] : [];
   if (options.sidecarToken !== false) {
     volumes.push(tokenVolume(options.sidecarToken));
     volumeMounts.push({ name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true });
@@ -175,12 +184,12 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
     ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, objectKinds: kinds.flatMap(({ graph }) => [graph, ...graph.previous].flatMap((served) => served.objects)), ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
     ...kinds.map(({ graph, names }) => generateCrd(graph, names)),
-    {
+    ...(module !== undefined ? [] : [{
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: configMap, namespace, labels },
       data: Object.fromEntries(kinds.map(({ graph, names }) => [single ? 'graph.json' : kindGraphFile(names), `${JSON.stringify(graph.toData(), null, 2)}\n`])),
-    },
+    }]),
     deployment,
   ];
 }
