@@ -197,46 +197,44 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
 /**
  * The sidecar to add to the application's Pod: `okt sidecar` with its config from a ConfigMap
  * (`sidecar.yaml`, whose tokenFile should read `${OKT_SIDECAR_TOKEN_FILE}` and journal
- * `${OKT_SIDECAR_JOURNAL}`) and the token the operator also holds, listening on every address so that
- * the operator reaches it at `http://<pod>:8479`. The journal lives on a volume of its own
+ * `${OKT_SIDECAR_JOURNAL}`), or from a file in its image (`configFile`: a project made by `okt init`
+ * holds its config and actions there), and the token the operator also holds, listening on every
+ * address so that the operator reaches it at `http://<pod>:8479`. The journal lives on a volume of its own
  * (`okt-sidecar-journal`, an emptyDir): it survives restarts of the container, not the Pod's deletion,
  * after which the sidecar starts with a new epoch. Replace it with a PersistentVolumeClaim (one per
  * Pod, never shared by two sidecars) to keep it across Pods.
  */
 export function sidecarSnippet(options: SidecarOptions): SidecarSnippet {
+  const fromConfigMap = 'configMap' in options;
   return {
     containers: [
       {
         name: 'okt-sidecar',
         image: options.image,
         imagePullPolicy: 'IfNotPresent',
-        args: ['sidecar', '--config', `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml`, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
+        args: ['sidecar', '--config', fromConfigMap ? `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml` : options.configFile, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
         env: [
           { name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` },
           { name: 'OKT_SIDECAR_JOURNAL', value: SIDECAR_JOURNAL_FILE },
         ],
         ports: [{ name: SIDECAR_PORT_NAME, containerPort: SIDECAR_PORT }],
         volumeMounts: [
-          { name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true },
+          ...(fromConfigMap ? [{ name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true }] : []),
           { name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true },
           { name: 'okt-sidecar-journal', mountPath: SIDECAR_JOURNAL_MOUNT },
         ],
       },
     ],
     volumes: [
-      { name: 'okt-sidecar-config', configMap: { name: options.configMap } },
+      ...(fromConfigMap ? [{ name: 'okt-sidecar-config', configMap: { name: options.configMap } }] : []),
       tokenVolume(options.token),
       { name: 'okt-sidecar-journal', emptyDir: {} },
     ],
   };
 }
 
-/** The sidecar's image, its config's ConfigMap (`sidecar.yaml`) and the Secret key of its token. */
-export interface SidecarOptions {
-  image: string;
-  configMap: string;
-  token: SecretKeyRef;
-}
+/** The sidecar's image, its config (a ConfigMap holding `sidecar.yaml`, or a file in the image) and the Secret key of its token. */
+export type SidecarOptions = { image: string; token: SecretKeyRef } & ({ configMap: string } | { configFile: string });
 
 /** What `okt manifests --sidecar-only` prints: the sidecar's container and its volumes (config, token, journal). */
 export type SidecarSnippet = { containers: V1Container[]; volumes: V1Volume[] };
