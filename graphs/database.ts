@@ -5,7 +5,12 @@ export const databaseGraph = defineGraph({
   name: 'database',
   description: 'The lifecycle of a database server.',
   entry: 'Start',
-  nodes: {
+  nodes: databaseNodes(),
+});
+
+/** Its nodes, which graphs/database-app.ts shares (the same lifecycle, making the database's objects). */
+export function databaseNodes() {
+  return {
     Start: { children: ['Running'], description: 'The entry: nothing runs yet; the first move is to Running.' },
     Running: {
       children: ['Servicing', 'Stopping'],
@@ -17,5 +22,5 @@ export const databaseGraph = defineGraph({
     },
     Stopping: { children: ['End'], description: 'Its action stops the server: every client must disconnect.' },
     End: { description: 'The service is gone.' },
-  },
-});
+  } as const;
+}

@@ -53,16 +53,15 @@ export function projectNamesProblems(names: ProjectNames, nameFrom: string): str
   return [...(nameProblem === undefined ? [] : [`--name: ${nameProblem}${nameFrom}`]), ...crdNameProblems({ ...names, kind })];
 }
 
-/** The URL of the project's sidecar on a cluster: the Service docs/getting-started.md has the user make in `default`. */
-function clusterSidecarUrl(names: ProjectNames): string {
-  return `http://${names.name}.default.svc:8479`;
-}
+/** Where graph.ts is in the project's image (its Dockerfile): the operator loads the graph's objects' renders from there. */
+const GRAPH_IN_IMAGE = '/app/graph.ts';
 
 /** `okt crd` and `okt manifests` as the project's scripts run them (without the leading `okt`). */
 export function generateCommands(names: ProjectNames): { crd: string[]; manifests: string[] } {
   // A new project's CRs have no readers yet: they start with the lean status (docs/operator.md).
   const crd = ['crd', 'graph.ts', '--group', names.group, '--version', names.version, '--kind', names.kind, '--status-format', 'lean'];
-  return { crd, manifests: ['manifests', ...crd.slice(1), '--image', `${names.name}:latest`, '--sidecar-url', clusterSidecarUrl(names)] };
+  // No --sidecar-url: each resource's sidecar is at the Service its graph makes (workload.ts).
+  return { crd, manifests: ['manifests', ...crd.slice(1), '--image', `${names.name}:latest`, '--graph-module', GRAPH_IN_IMAGE] };
 }
 
 /** The generated files `npm run generate` rewrites, by script. */

@@ -2,7 +2,7 @@
 // everything to run the operator on a cluster.
 import { Command } from 'commander';
 import { stringify } from 'yaml';
-import { generateManifests, sidecarSnippet, type HostAlias, type SecretKeyRef } from '../kube/manifests.ts';
+import { generateManifests, sidecarSnippet, type GraphKind, type HostAlias, type SecretKeyRef } from '../kube/manifests.ts';
 import { operatorName, singulars } from '../kube/rbac.ts';
 import { DEFAULT_OPERATOR_NAMESPACE } from './crd.ts';
 import { CliError, EXIT, checkFlags, runAction } from './errors.ts';
@@ -29,6 +29,7 @@ interface ManifestFlags extends KindGraphFlags {
   sidecarOnly: boolean;
   hostAlias: string[];
   teardownGrace?: string;
+  graphModule?: string;
 }
 
 export function manifestsCommand(): Command {
@@ -51,6 +52,7 @@ export function manifestsCommand(): Command {
     .option('--sidecar-url-allow <pattern>', 'okt run --sidecar-url-allow: further URLs the operator-wide token may go to, http[s]://HOST[:PORT][/PATH] (HOST may start with "*.", PORT may be "*"); repeatable', collectRepeated, [] as string[])
     .option('--teardown-grace <seconds>', 'okt run --teardown-grace: how long after its deletion a CR in a terminating namespace whose sidecar does not answer is released')
     .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', collectRepeated, [] as string[])
+    .option('--graph-module <path>', 'the graph module\'s path in the image: the operator runs okt run --graph PATH (with --export) instead of reading the graph\'s data from a ConfigMap; needed when the graph declares objects (their render functions are code)')
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(
       runAction('manifests', async (file: string | undefined, flags: ManifestFlags) => {
@@ -74,7 +76,9 @@ export function manifestsCommand(): Command {
           process.stdout.write(stringify(snippet, { lineWidth: 0 }));
           return;
         }
-        const documents = generateManifests(await loadKindGraphs(sources), {
+        const kinds = await loadKindGraphs(sources);
+        const graphModule = graphModuleOf(flags, kinds);
+        const documents = generateManifests(kinds, {
           namespace: flags.namespace,
           createNamespace: flags.createNamespace,
           image: flags.image,
@@ -89,11 +93,28 @@ export function manifestsCommand(): Command {
           hostAliases,
           ...(teardownGraceSeconds === undefined ? {} : { teardownGraceSeconds }),
           ...(flags.sidecarUrl === undefined ? {} : { sidecarUrl: flags.sidecarUrl }),
+          ...(graphModule === undefined ? {} : { graphModule }),
         });
         process.stdout.write(toYamlDocuments(documents) + commentedSnippet(snippet));
       }),
     );
   return command;
+}
+
+/**
+ * `--graph-module`, checked: one kind only; and required by a graph that declares objects, whose
+ * render functions a graph read from data (the ConfigMap) lacks: such an operator could make none.
+ */
+function graphModuleOf(flags: ManifestFlags, kinds: readonly GraphKind[]): { path: string; export?: string } | undefined {
+  if (flags.graphModule !== undefined) {
+    if (kinds.length > 1) throw new CliError(EXIT.usage, '--graph-module: serves one kind (give FILE and --kind, not --kind-graph)');
+    return { path: flags.graphModule, ...(flags.export === undefined ? {} : { export: flags.export }) };
+  }
+  const making = kinds.find(({ graph }) => graph.objects.length > 0);
+  if (making !== undefined) {
+    throw new CliError(EXIT.usage, `--graph-module: missing: graph "${making.graph.name}" declares objects, whose render functions the operator must load from its image: give the graph module's path in the image (okt run --graph PATH), e.g. --graph-module /app/graph.ts`);
+  }
+  return undefined;
 }
 
 function commentedSnippet(snippet: Record<string, unknown>): string {

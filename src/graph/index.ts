@@ -19,7 +19,7 @@ export { formatDuration, parseDuration } from './duration.ts';
 export type { GraphData, NodeData, MigrationsData, ObjectData } from './schema.ts';
 export { CLUSTER_SCOPED_KINDS, apiGroup, describeObject, livesAt, objectData, objectName, sameObject, type ObjectIdentity } from './objects.ts';
 export type { GraphObject, ObjectContext, ObjectDeclaration, ObjectDeletionPolicy, ObjectLifetime, OwnerMetadata, ResolvedLifetime } from './objects.ts';
-export { OBJECT_LABELS, makesObjectsAt, objectsAt, renderObjects } from './render-objects.ts';
+export { OBJECT_LABELS, SIDECAR_PORT_NAME, makesObjectsAt, objectsAt, renderObjects, sidecarServiceUrl } from './render-objects.ts';
 export type { ObjectOwner, ObjectRendering, ObjectRenderProblem, RenderedObject } from './render-objects.ts';
 export { renderMermaid } from './mermaid.ts';
 export type { MermaidClass } from './mermaid.ts';

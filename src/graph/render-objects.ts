@@ -129,3 +129,29 @@ function renderOne(graph: Graph<string>, declaration: GraphObject, owner: Object
   };
   return object;
 }
+
+/** The name of the Service port that reaches okt's sidecar: the container port `withOktSidecar` adds is named so. */
+export const SIDECAR_PORT_NAME = 'okt-sidecar';
+
+/**
+ * The URL of a CR's sidecar as the graph makes it reachable: the graph's own Service (declared for
+ * the graph's lifetime, apiVersion v1) whose port is named SIDECAR_PORT_NAME, rendered for the CR:
+ * `http://<its name>.<the CR's namespace>.svc:<that port>`. Host and namespace come from the
+ * declaration and the CR's metadata, never from its spec, so a CR cannot point it elsewhere.
+ * Undefined when the graph has no such Service or it does not render (its problems are said when
+ * the objects are applied); several such Services: the first in declaration order.
+ */
+export function sidecarServiceUrl(graph: Graph<string>, owner: ObjectOwner): string | undefined {
+  const declarations = graph.objects.filter((object) => object.lifetime.kind === 'graph' && object.apiVersion === 'v1' && object.kind === 'Service');
+  if (declarations.length === 0) return undefined;
+  const checked = graphParams(graph, owner.spec?.params);
+  if (checked !== undefined && !checked.ok) return undefined;
+  for (const declaration of declarations) {
+    const service = renderOne(graph, declaration, owner, graph.entry, checked?.params ?? {});
+    if (typeof service === 'string') continue;
+    const ports = (service as { spec?: { ports?: { name?: string; port?: number }[] } }).spec?.ports ?? [];
+    const port = ports.find((p) => p.name === SIDECAR_PORT_NAME)?.port;
+    if (typeof port === 'number') return `http://${service.metadata!.name}.${owner.metadata.namespace}.svc:${port}`;
+  }
+  return undefined;
+}

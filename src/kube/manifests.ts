@@ -1,5 +1,5 @@
 import type { V1Container, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { Graph } from '../graph/index.ts';
+import { SIDECAR_PORT_NAME, type Graph } from '../graph/index.ts';
 import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
 import { DEFAULT_STATUS_FORMAT } from './status-format.ts';
@@ -51,6 +51,12 @@ export interface OperatorManifestOptions {
    * Service names mapped to their ClusterIPs, on a cluster that has no DNS add-on.
    */
   hostAliases?: readonly HostAlias[];
+  /**
+   * The graph module's path in the image (`okt run --graph PATH`, with `export`: `--export`), for a
+   * graph that declares objects: their render functions are code, which the graph's data (the
+   * ConfigMap) does not carry. One kind only; then no graph ConfigMap.
+   */
+  graphModule?: { path: string; export?: string };
 }
 
 /** One kind of custom resource and its graph. */
@@ -103,9 +109,12 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
   const single = kinds.length === 1;
   const customPlural = (i: number) => (hasDefaultPlural(kinds[i]!.names) ? undefined : resolved[i]!.plural);
 
+  const module = options.graphModule;
+  if (module !== undefined && !single) throw new Error('generateManifests: a graph module in the image serves one kind');
   const args = ['run'];
   if (single) {
-    args.push('--graph', GRAPH_FILE, '--group', first.group, '--version', first.version, '--kind', first.kind);
+    args.push('--graph', module?.path ?? GRAPH_FILE, '--group', first.group, '--version', first.version, '--kind', first.kind);
+    if (module?.export !== undefined) args.push('--export', module.export);
     const plural = customPlural(0);
     if (plural !== undefined) args.push('--plural', plural);
   } else {
@@ -129,8 +138,8 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     '--workers', String(options.workers ?? 4),
   );
 
-  const volumes: V1Volume[] = [{ name: 'graph', configMap: { name: configMap } }];
-  const volumeMounts: Record<string, unknown>[] = [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }];
+  const volumes: V1Volume[] = module === undefined ? [{ name: 'graph', configMap: { name: configMap } }] : [];
+  const volumeMounts: Record<string, unknown>[] = module === undefined ? [{ name: 'graph', mountPath: GRAPH_MOUNT, readOnly: true }] : [];
   if (options.sidecarToken !== false) {
     volumes.push(tokenVolume(options.sidecarToken));
     volumeMounts.push({ name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true });
@@ -175,12 +184,12 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
     ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, objectKinds: kinds.flatMap(({ graph }) => [graph, ...graph.previous].flatMap((served) => served.objects)), ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
     ...kinds.map(({ graph, names }) => generateCrd(graph, names)),
-    {
+    ...(module !== undefined ? [] : [{
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: configMap, namespace, labels },
       data: Object.fromEntries(kinds.map(({ graph, names }) => [single ? 'graph.json' : kindGraphFile(names), `${JSON.stringify(graph.toData(), null, 2)}\n`])),
-    },
+    }]),
     deployment,
   ];
 }
@@ -188,46 +197,44 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
 /**
  * The sidecar to add to the application's Pod: `okt sidecar` with its config from a ConfigMap
  * (`sidecar.yaml`, whose tokenFile should read `${OKT_SIDECAR_TOKEN_FILE}` and journal
- * `${OKT_SIDECAR_JOURNAL}`) and the token the operator also holds, listening on every address so that
- * the operator reaches it at `http://<pod>:8479`. The journal lives on a volume of its own
+ * `${OKT_SIDECAR_JOURNAL}`), or from a file in its image (`configFile`: a project made by `okt init`
+ * holds its config and actions there), and the token the operator also holds, listening on every
+ * address so that the operator reaches it at `http://<pod>:8479`. The journal lives on a volume of its own
  * (`okt-sidecar-journal`, an emptyDir): it survives restarts of the container, not the Pod's deletion,
  * after which the sidecar starts with a new epoch. Replace it with a PersistentVolumeClaim (one per
  * Pod, never shared by two sidecars) to keep it across Pods.
  */
 export function sidecarSnippet(options: SidecarOptions): SidecarSnippet {
+  const fromConfigMap = 'configMap' in options;
   return {
     containers: [
       {
         name: 'okt-sidecar',
         image: options.image,
         imagePullPolicy: 'IfNotPresent',
-        args: ['sidecar', '--config', `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml`, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
+        args: ['sidecar', '--config', fromConfigMap ? `${SIDECAR_CONFIG_MOUNT}/sidecar.yaml` : options.configFile, '--host', '0.0.0.0', '--port', String(SIDECAR_PORT)],
         env: [
           { name: 'OKT_SIDECAR_TOKEN_FILE', value: `${TOKEN_MOUNT}/token` },
           { name: 'OKT_SIDECAR_JOURNAL', value: SIDECAR_JOURNAL_FILE },
         ],
-        ports: [{ name: 'okt-sidecar', containerPort: SIDECAR_PORT }],
+        ports: [{ name: SIDECAR_PORT_NAME, containerPort: SIDECAR_PORT }],
         volumeMounts: [
-          { name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true },
+          ...(fromConfigMap ? [{ name: 'okt-sidecar-config', mountPath: SIDECAR_CONFIG_MOUNT, readOnly: true }] : []),
           { name: 'sidecar-token', mountPath: TOKEN_MOUNT, readOnly: true },
           { name: 'okt-sidecar-journal', mountPath: SIDECAR_JOURNAL_MOUNT },
         ],
       },
     ],
     volumes: [
-      { name: 'okt-sidecar-config', configMap: { name: options.configMap } },
+      ...(fromConfigMap ? [{ name: 'okt-sidecar-config', configMap: { name: options.configMap } }] : []),
       tokenVolume(options.token),
       { name: 'okt-sidecar-journal', emptyDir: {} },
     ],
   };
 }
 
-/** The sidecar's image, its config's ConfigMap (`sidecar.yaml`) and the Secret key of its token. */
-export interface SidecarOptions {
-  image: string;
-  configMap: string;
-  token: SecretKeyRef;
-}
+/** The sidecar's image, its config (a ConfigMap holding `sidecar.yaml`, or a file in the image) and the Secret key of its token. */
+export type SidecarOptions = { image: string; token: SecretKeyRef } & ({ configMap: string } | { configFile: string });
 
 /** What `okt manifests --sidecar-only` prints: the sidecar's container and its volumes (config, token, journal). */
 export type SidecarSnippet = { containers: V1Container[]; volumes: V1Volume[] };

@@ -18,7 +18,7 @@ describe.concurrent('okt init', { timeout: 60_000 }, () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
-      `okt init: made ${project}: package.json, .dockerignore, .gitignore, Dockerfile, README.md, actions/, graph.ts, sidecar.yaml, test/, tsconfig.json, k8s/crd.yaml, k8s/manifests.yaml (ShopDb.shop.example.org/v1alpha1; okt ^0.2.0)\n` +
+      `okt init: made ${project}: package.json, .dockerignore, .gitignore, Dockerfile, README.md, actions/, graph.ts, sidecar.yaml, test/, tsconfig.json, workload.ts, k8s/crd.yaml, k8s/manifests.yaml (ShopDb.shop.example.org/v1alpha1; okt ^0.2.0)\n` +
         `Next: cd ${project} && npm install && npm test\n`,
     );
     const manifest = JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8')) as Record<string, any>;
@@ -34,9 +34,16 @@ describe.concurrent('okt init', { timeout: 60_000 }, () => {
     const desired = crd[0].spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.desiredState;
     expect(desired.enum).toEqual(['Start', 'Running', 'Stopping', 'End']);
     const manifests = parseAllDocuments(readFileSync(path.join(project, 'k8s/manifests.yaml'), 'utf8')).map((d) => d.toJS());
-    expect(manifests.map((d) => d?.kind).filter(Boolean)).toEqual(expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'ConfigMap', 'Deployment']));
+    expect(manifests.map((d) => d?.kind).filter(Boolean)).toEqual(expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'Deployment']));
+    // The graph makes each resource's workload and Service: the operator loads graph.ts (with workload.ts) from the image, and may make them.
+    expect(manifests.map((d) => d?.kind)).not.toContain('ConfigMap');
     const deployment = manifests.find((d) => d?.kind === 'Deployment');
     expect(deployment.spec.template.spec.containers[0].image).toBe('shop-db:latest');
+    expect(deployment.spec.template.spec.containers[0].args.slice(0, 3)).toEqual(['run', '--graph', '/app/graph.ts']);
+    expect(deployment.spec.template.spec.containers[0].args).not.toContain('--sidecar-url');
+    const clusterRole = manifests.find((d) => d?.kind === 'ClusterRole');
+    expect(clusterRole.rules).toContainEqual({ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] });
+    expect(readFileSync(path.join(project, 'Dockerfile'), 'utf8')).toContain('COPY graph.ts workload.ts sidecar.yaml ./');
   });
 
   it('refuses a directory that is not empty (exit 2), naming it and what it holds, and writes nothing; --force writes over it', async () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { okt } from '../fixtures/okt-process.ts';
 import { moduleReleaseVersions } from '../../src/cluster/kubernetes-modules.ts';
 
@@ -74,6 +75,23 @@ describe.concurrent('okt crd and okt manifests', { timeout: 60_000 }, () => {
     const alias = await okt(['manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1', '--kind', 'Database', '--host-alias', 'postgres.a.svc:10.0.0.1']);
     expect(alias.code).toBe(2);
     expect(alias.stderr).toBe('okt manifests: --host-alias: "postgres.a.svc:10.0.0.1" is not NAME=IP (a host name, then an IPv4 or IPv6 address)\n');
+  });
+
+  it('manifests of a graph that declares objects runs the operator on the graph module in the image (--graph-module), else refuses naming the flag', async () => {
+    const flags = ['manifests', 'test/fixtures/ready-graph.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Vault'];
+    const missing = await okt(flags);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('okt manifests: --graph-module: missing: graph "vault" declares objects, whose render functions the operator must load from its image: give the graph module\'s path in the image (okt run --graph PATH), e.g. --graph-module /app/graph.ts\n');
+    const printed = await okt([...flags, '--graph-module', '/app/graph.ts']);
+    expect(printed.code).toBe(0);
+    const docs = parseAllDocuments(printed.stdout).map((d) => d.toJS() as { kind?: string; spec?: any } | null).filter((d) => d !== null);
+    expect(docs.map((d) => d.kind)).not.toContain('ConfigMap');
+    const operator = docs.find((d) => d.kind === 'Deployment')!.spec.template.spec;
+    expect(operator.containers[0].args.slice(0, 3)).toEqual(['run', '--graph', '/app/graph.ts']);
+    expect(operator.volumes.map((v: { name: string }) => v.name)).toEqual(['sidecar-token']);
+    const several = await okt(['manifests', '--group', 'okt.dev', '--version', 'v1', '--kind-graph', 'Database=graphs/database.ts', '--kind-graph', 'Reconciliation=graphs/reconciliation.ts', '--graph-module', '/app/graph.ts']);
+    expect(several.code).toBe(2);
+    expect(several.stderr).toBe('okt manifests: --graph-module: serves one kind (give FILE and --kind, not --kind-graph)\n');
   });
 
   it('crd prints the same CRD as the committed file', async () => {

@@ -70,7 +70,7 @@ describe('okt init: package.json', () => {
     const commands = generateCommands(names);
     expect(scripts.crd).toBe('okt crd graph.ts --group example.com --version v1alpha1 --kind MyApp --status-format lean');
     expect(scripts.manifests).toBe(`okt ${commands.manifests.join(' ')}`);
-    expect(scripts.manifests).toBe('okt manifests graph.ts --group example.com --version v1alpha1 --kind MyApp --status-format lean --image my-app:latest --sidecar-url http://my-app.default.svc:8479');
+    expect(scripts.manifests).toBe('okt manifests graph.ts --group example.com --version v1alpha1 --kind MyApp --status-format lean --image my-app:latest --graph-module /app/graph.ts');
     expect(scripts.generate).toBe('npm run --silent crd > k8s/crd.yaml && npm run --silent manifests > k8s/manifests.yaml');
     expect(scripts.test).toMatch(/^tsc --noEmit -p \. && node --test /);
   });

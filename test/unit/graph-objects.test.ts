@@ -14,6 +14,7 @@ import {
   renderDot,
   renderMermaid,
   renderObjects,
+  sidecarServiceUrl,
   type GraphData,
   type ObjectOwner,
 } from '../../src/graph/index.ts';
@@ -370,5 +371,31 @@ describe('renderObjects', () => {
 
   test('an unknown node is the caller\'s mistake', () => {
     expect(() => renderObjects(appGraph(), owner, 'Nowhere')).toThrow(RangeError);
+  });
+});
+
+describe('sidecarServiceUrl: where the sidecar of a CR naming none is', () => {
+  const serviceGraph = (ports: { name?: string; port: number }[], during?: 'Running') =>
+    defineGraph({
+      name: 'app',
+      entry: 'Start',
+      params: z.object({ port: z.number().int().default(8479) }),
+      nodes,
+      objects: [
+        { id: 'other', apiVersion: 'v1', kind: 'Service', name: 'other', render: (): V1Service => ({ apiVersion: 'v1', kind: 'Service', spec: { ports: [{ name: 'http', port: 80 }] } }) },
+        { id: 'service', apiVersion: 'v1', kind: 'Service', ...(during ? { during } : {}), render: ({ params }): V1Service => ({ apiVersion: 'v1', kind: 'Service', spec: { ports: ports.map((p) => (p.port === 0 ? { ...p, port: params.port } : p)) } }) },
+      ],
+    });
+
+  test('the graph\'s Service with a port named okt-sidecar: its name in the CR\'s namespace, that port (as rendered for the CR)', () => {
+    expect(sidecarServiceUrl(serviceGraph([{ name: 'pg', port: 5432 }, { name: 'okt-sidecar', port: 0 }]), owner)).toBe('http://db.team.svc:8479');
+    expect(sidecarServiceUrl(serviceGraph([{ name: 'okt-sidecar', port: 0 }]), { ...owner, spec: { params: { port: 9000 } } })).toBe('http://db.team.svc:9000');
+  });
+
+  test('none: no port so named, a Service of a node only, params the graph refuses, or no Service', () => {
+    expect(sidecarServiceUrl(serviceGraph([{ port: 8479 }]), owner)).toBeUndefined();
+    expect(sidecarServiceUrl(serviceGraph([{ name: 'okt-sidecar', port: 8479 }], 'Running'), owner)).toBeUndefined();
+    expect(sidecarServiceUrl(serviceGraph([{ name: 'okt-sidecar', port: 0 }]), { ...owner, spec: { params: { port: 'x' } } })).toBeUndefined();
+    expect(sidecarServiceUrl(appGraph(), owner)).toBeUndefined();
   });
 });

@@ -132,3 +132,27 @@ describe('SidecarClients with a CR naming a Secret', () => {
     expect(seen).toEqual(['Bearer operator-token']);
   });
 });
+
+describe('the sidecar URL of the graph\'s own Service', () => {
+  const graphUrl = 'http://db.tenant-a.svc:8479';
+  const noSecrets = { get: async () => { throw new Error('no Secret is read'); } } as unknown as KubeTransport;
+  let clients: SidecarClients | undefined;
+  afterEach(async () => clients?.close());
+
+  test('a CR naming no URL gets the graph\'s Service, with the operator-wide token, though no pattern allows it', async () => {
+    clients = new SidecarClients(noSecrets, { token: 'operator-token', url: 'http://operator-sidecar:1' });
+    expect(await clients.forSpec({ desiredState: 'Running' }, 'tenant-a', graphUrl)).toMatchObject({ kind: 'client', url: 'http://db.tenant-a.svc:8479' });
+  });
+
+  test('a CR naming a URL of its own (the same host included) is judged by the allow-list, never by the graph\'s', async () => {
+    clients = new SidecarClients(noSecrets, { token: 'operator-token' });
+    for (const url of ['http://evil.example:8479', 'http://db.tenant-b.svc:8479']) {
+      expect(await clients.forSpec({ desiredState: 'Running', sidecar: { url } }, 'tenant-a', graphUrl)).toMatchObject({ kind: 'refused', refusal: { reason: 'SidecarNotAllowed' } });
+    }
+  });
+
+  test('without the graph\'s Service, --sidecar-url as before', async () => {
+    clients = new SidecarClients(noSecrets, { token: 'operator-token', url: 'http://operator-sidecar:1' });
+    expect(await clients.forSpec({ desiredState: 'Running' }, 'tenant-a')).toMatchObject({ kind: 'client', url: 'http://operator-sidecar:1' });
+  });
+});

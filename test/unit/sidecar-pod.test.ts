@@ -31,6 +31,15 @@ describe('withOktSidecar', () => {
     expect(template.spec?.containers[1]?.volumeMounts?.map((m) => m.name)).toEqual(['okt-sidecar-config', 'sidecar-token', 'okt-sidecar-journal']);
   });
 
+  test('with its config in the image (configFile: a project of okt init), no ConfigMap volume', () => {
+    const bare: V1PodTemplateSpec = { spec: { containers: [] } };
+    const template = withOktSidecar(bare, { image: 'my-app:latest', configFile: '/app/sidecar.yaml', token: { name: TOKEN_SECRET, key: 'token' } });
+    const sidecar = template.spec!.containers[0]!;
+    expect(sidecar.args).toEqual(['sidecar', '--config', '/app/sidecar.yaml', '--host', '0.0.0.0', '--port', '8479']);
+    expect(sidecar.volumeMounts?.map((m) => m.name)).toEqual(['sidecar-token', 'okt-sidecar-journal']);
+    expect(template.spec?.volumes?.map((v) => v.name)).toEqual(['sidecar-token', 'okt-sidecar-journal']);
+  });
+
   test('refuses a template that already has a container or volume of the sidecar\'s names, naming them', () => {
     const taken: V1PodTemplateSpec = { spec: { containers: [{ name: 'okt-sidecar' }], volumes: [{ name: 'okt-sidecar-journal', emptyDir: {} }] } };
     expect(() => withOktSidecar(taken, { image: 'okt:1', ...options })).toThrow(

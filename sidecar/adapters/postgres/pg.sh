@@ -3,6 +3,7 @@
 #   pg.sh start    create the cluster if missing, start it, wait until it accepts connections (idempotent)
 #   pg.sh backup   pg_dump (custom format) into the backup dir, then raise Running
 #   pg.sh stop     fast shutdown (idempotent)
+#   pg.sh verify   pg_restore --list of the newest dump in the backup dir (the in-cluster demo's backup Job wrote it)
 #   pg.sh probe    pg_isready: exit 0 when the server accepts connections
 #   pg.sh supervise  in a Pod, the application container's main process: runs PostgreSQL there, started
 #                  and stopped as $OKT_PG_DIR/control says. With OKT_PG_SUPERVISED=1 (the sidecar
@@ -22,7 +23,7 @@ DATA=$DIR/data
 SOCK=$DIR/socket
 BACKUPS=${OKT_PG_BACKUP_DIR:-$DIR/backups}
 OS_USER=${OKT_PG_OS_USER:-postgres}
-action=${1:?usage: pg.sh start|backup|stop|probe}
+action=${1:?usage: pg.sh start|backup|verify|stop|probe}
 
 if [ "$action" = probe ]; then
   exec "$BIN/pg_isready" -h "$SOCK" -p "$PORT" -t 3
@@ -93,6 +94,12 @@ case "$action" in
     "$BIN/pg_dump" -h "$SOCK" -p "$PORT" -U postgres -Fc -f "$file.partial" "$db"
     mv "$file.partial" "$file"
     echo "backup written to $file"
+    ;;
+  verify)
+    latest=$(ls -1t "$BACKUPS"/*.dump 2>/dev/null | head -n 1)
+    [ -n "$latest" ] || { echo "no backup in $BACKUPS" >&2; exit 1; }
+    listing=$("$BIN/pg_restore" --list "$latest")
+    echo "backup verified: $latest ($(printf '%s\n' "$listing" | grep -vc '^;' || true) entries)"
     ;;
   stop)
     if running; then "$BIN/pg_ctl" -D "$DATA" -m fast -w -t 120 stop; fi

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { makesObjectsAt, renderObjects, type Graph, type ObjectOwner, type ObjectRendering } from '../../graph/index.ts';
+import { makesObjectsAt, renderObjects, sidecarServiceUrl, type Graph, type ObjectOwner, type ObjectRendering } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
@@ -28,7 +28,7 @@ import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
-import { MIGRATE_ANNOTATION, objectsGraph } from './model.ts';
+import { MIGRATE_ANNOTATION, modelOfRevision, objectsGraph } from './model.ts';
 import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
 import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
@@ -273,7 +273,8 @@ export class LifecycleController {
       await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
       return;
     }
-    const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '');
+    const renderedAs = this.#renderedAs(obj);
+    const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(obj), renderedAs));
     const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
     // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
     const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (finalizers !== undefined || this.#options.shard !== undefined);
@@ -424,10 +425,22 @@ export class LifecycleController {
 
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
   #objectOwner(obj: LifecycleObject): ObjectOwner | undefined {
-    const { name, namespace, uid } = obj.metadata;
-    if (name === undefined || namespace === undefined || uid === undefined) return undefined;
     // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
     if (!(obj.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER)) return undefined;
+    return this.#renderedAs(obj);
+  }
+
+  /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
+  #revisionGraph(obj: LifecycleObject): Graph {
+    const status = parseStatus(obj.status);
+    const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
+    return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
+  }
+
+  /** The CR as the objects' renders see it; undefined for one without name, namespace or uid. */
+  #renderedAs(obj: LifecycleObject): ObjectOwner | undefined {
+    const { name, namespace, uid } = obj.metadata;
+    if (name === undefined || namespace === undefined || uid === undefined) return undefined;
     // No resourceVersion, nothing that changes with every write.
     const { labels, annotations } = obj.metadata;
     const metadata = { name, namespace, uid, ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };

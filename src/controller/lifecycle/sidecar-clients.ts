@@ -95,20 +95,21 @@ export class SidecarClients {
     if (defaults.tokenFile !== undefined) this.#tokens.set(FILE_SOURCE, { token: readTokenFile(defaults.tokenFile), readAt: this.#now() });
   }
 
-  /** The URL of a CR's sidecar as named, or undefined when neither the CR nor the operator names one. */
-  urlFor(spec: LifecycleSpec): string | undefined {
-    return spec.sidecar?.url ?? this.#defaults.url;
-  }
-
   /**
-   * The client for a CR's sidecar, or why there is none. Throws only on a transient failure to read
-   * the CR's Secret (the work queue retries it).
+   * The client for a CR's sidecar, or why there is none: at spec.sidecar.url, else at `graphUrl` (the
+   * URL of the Service the graph makes for the CR: sidecarServiceUrl), else at --sidecar-url. Throws
+   * only on a transient failure to read the CR's Secret (the work queue retries it).
    */
-  async forSpec(spec: LifecycleSpec, namespace: string): Promise<SidecarResolution> {
-    const named = this.urlFor(spec);
+  async forSpec(spec: LifecycleSpec, namespace: string, graphUrl?: string): Promise<SidecarResolution> {
+    const named = spec.sidecar?.url ?? graphUrl ?? this.#defaults.url;
     if (named === undefined) return { kind: 'none' };
-    const verdict = this.#policy.judge(named);
-    if (verdict.kind === 'invalid') return { kind: 'refused', refusal: notAllowedRefusal(named, verdict.problem, this.#policy.patterns) };
+    const judged = this.#policy.judge(named);
+    if (judged.kind === 'invalid') return { kind: 'refused', refusal: notAllowedRefusal(named, judged.problem, this.#policy.patterns) };
+    // The graph's own Service is the admin's choice as much as --sidecar-url is: its host and port
+    // come from the graph and the CR's name and namespace, never from the CR's spec (which, naming a
+    // URL, is judged by the allow-list alone).
+    const fromGraph = spec.sidecar?.url === undefined && named === graphUrl;
+    const verdict = fromGraph ? { ...judged, operatorTokenAllowed: true } : judged;
     const ref = spec.sidecar?.tokenSecretRef;
     let token: string;
     let tokenSource: string | undefined;

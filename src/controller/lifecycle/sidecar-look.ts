@@ -34,7 +34,7 @@ export class SidecarLook {
    */
   async view(key: string, resolved: SidecarResolution, stored: LifecycleStatus | undefined, log: Logger): Promise<SidecarView> {
     if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
-    if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url or --sidecar-url)' };
+    if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url, a Service of the graph with a port named okt-sidecar, or --sidecar-url)' };
     try {
       const view = await this.#ask(key, resolved, stored, log);
       if (view.kind === 'answered') {

@@ -1,14 +1,19 @@
 // `npm start -- --in-cluster`: okt deployed the way docs/cli.md tells users to, on a real node. The okt
 // image built from the repository's Dockerfile, `okt manifests ... | kubectl apply -f -` for the
-// operator, PostgreSQL in a Pod with the okt sidecar container `okt manifests --sidecar-only` prints,
-// a CloudEvents receiver behind a Service; then the database walked as the local demo walks it.
+// operator, a CloudEvents receiver behind a Service; then one CR (graphs/database-app.ts) that makes
+// PostgreSQL with its sidecar, Service, storage and Secret, walked as the local demo walks the
+// database, and deleted: nothing of it is left but the claim its policy keeps.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../../cluster/index.ts';
 import { buildImage, loadIntoContainerd } from '../../cluster/image.ts';
+import { OBJECT_LABELS } from '../../graph/index.ts';
 import { KubeTransport } from '../../kube/transport/index.ts';
 import type { LifecycleEvent } from '../../events/index.ts';
 import { waitFor } from '../../util/wait-for.ts';
@@ -17,29 +22,33 @@ import { applyYaml, followLogs, kubectl, namespaceWithToken, rolloutStatus, serv
 import {
   APP_NAMESPACE,
   DEMO_CR_NAME,
+  EVENTS_PORT,
   EVENTS_SERVICE,
   OKT_IMAGE,
   OPERATOR_NAMESPACE,
   POSTGRES_IMAGE,
-  POSTGRES_SERVICE,
-  SIDECAR_CONFIGMAP,
-  SIDECAR_URL,
   SINK_URL,
   TOKEN_SECRET,
   databaseCr,
   eventsReceiver,
-  postgresDeployment,
-  services,
+  hostPathVolume,
+  service,
   type SidecarSnippet,
 } from './objects.ts';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const OKT_CLI = [process.execPath, `${REPO}bin/okt.js`];
 export const OPERATOR_DEPLOYMENT = 'okt-database';
-
+/** The demo's graph, in the repository and in the okt image (the operator loads its renders from there). */
+const GRAPH_FILE = 'graphs/database-app.ts';
+const GRAPH_MODULE = `/app/${GRAPH_FILE}`;
+/** The PersistentVolume the CR's claim binds to. */
+const VOLUME = 'okt-demo-data';
+/** What the CR makes for the graph's whole life; its backup Job besides, only in Servicing. */
+const KINDS = 'deployments,services,configmaps,secrets,persistentvolumeclaims,jobs';
 
 export interface InClusterDemoOptions {
-  /** Use this cluster (a kubeconfig whose node runs the images) instead of starting one. */
+  /** Use this cluster (a kubeconfig whose node runs the images, on this host: the volume's directory is made here) instead of starting one. */
   kubeconfigPath?: string;
 }
 
@@ -54,6 +63,9 @@ export class InClusterDemo {
   readonly #out: DemoOutput;
   readonly #options: InClusterDemoOptions;
   #logs: { stop(): void } | undefined;
+  #volumeDir: string | undefined;
+  /** `--host-alias` values of the operator's Pod, on a cluster without DNS. */
+  readonly #aliases: string[] = [];
 
   constructor(out: DemoOutput, options: InClusterDemoOptions = {}) {
     this.#out = out;
@@ -63,10 +75,10 @@ export class InClusterDemo {
   async start(): Promise<void> {
     const progress = (line: string) => this.#out.info(`      ${line}`);
     if (this.#options.kubeconfigPath) {
-      this.#out.step('[1/5] the cluster in the given kubeconfig');
+      this.#out.step('[1/6] the cluster in the given kubeconfig');
       this.kubeconfigPath = this.#options.kubeconfigPath;
     } else {
-      this.#out.step('[1/5] control plane and a real node: containerd, kubelet, kube-proxy, controllers (the first run builds them: about 10 minutes)');
+      this.#out.step('[1/6] control plane and a real node: containerd, kubelet, kube-proxy, controllers (the first run builds them: about 10 minutes)');
       this.plane = await startControlPlane({ node: true, progress });
       this.kubeconfigPath = this.plane.kubeconfigPath;
       this.#out.info(`      node ${this.plane.node?.name} Ready ${((this.plane.node?.readyAfterMs ?? 0) / 1000).toFixed(1)} s after start; KUBECONFIG=${this.kubeconfigPath}`);
@@ -75,48 +87,57 @@ export class InClusterDemo {
     kubeConfig.loadFromFile(this.kubeconfigPath);
     this.transport = await KubeTransport.fromKubeConfig(kubeConfig);
 
-    this.#out.step(`[2/5] images, built without a Docker daemon (npx okt image build): ${OKT_IMAGE}, ${POSTGRES_IMAGE}`);
+    this.#out.step(`[2/6] images, built without a Docker daemon (npx okt image build): ${OKT_IMAGE}, ${POSTGRES_IMAGE}`);
     await buildImage({ contextDir: REPO, tag: OKT_IMAGE, progress });
     await buildImage({ contextDir: REPO, tag: POSTGRES_IMAGE, dockerfile: `${REPO}sidecar/adapters/postgres/Dockerfile`, progress });
     for (const image of [OKT_IMAGE, POSTGRES_IMAGE]) await loadIntoContainerd({ image, progress });
 
-    this.#out.step(`[3/5] the application in ${APP_NAMESPACE}: PostgreSQL with the okt sidecar container, a CloudEvents receiver`);
-    await this.#deployApplication();
+    this.#out.step(`[3/6] around the application in ${APP_NAMESPACE}: the sidecars' token, a CloudEvents receiver, a PersistentVolume`);
+    await this.#prepareNamespace();
 
-    this.#out.step(`[4/5] the operator: okt manifests graphs/database.ts ... | kubectl apply -f -`);
-    await this.#deployOperator();
+    this.#out.step(`[4/6] the operator: okt manifests ${GRAPH_FILE} --graph-module ${GRAPH_MODULE} ... | kubectl apply -f -`);
+    if (!(await this.#clusterHasDns())) this.#aliases.push(await serviceHostAlias(this.#kubeconfig(), APP_NAMESPACE, EVENTS_SERVICE));
+    const applied = await this.#applyOperator();
+    this.#out.info(`      applied ${applied.join(', ')}${this.#aliases.length ? `; no cluster DNS here: --host-alias ${this.#aliases.join(' --host-alias ')}` : ''}`);
     this.#logs = followLogs(this.#kubeconfig(), ['-n', APP_NAMESPACE, `deploy/${EVENTS_SERVICE}`], (line) => this.#onReceiverLine(line));
   }
 
-  /** Creates the CR and walks it, one spec edit per step, waiting for Ready and the transition's event each time. */
+  /**
+   * Creates the CR and walks it, one spec edit per step, waiting for Ready and the transition's event
+   * each time and saying what the CR made; then deletes it and says what is left.
+   */
   async walk(): Promise<void> {
-    this.#out.step(`[5/5] the walk: ${['Start', ...DEMO_WALK].join(' -> ')}, one spec.desiredState edit per step`);
+    this.#out.step(`[5/6] one CR, database/${DEMO_CR_NAME}, walked: ${['Start', ...DEMO_WALK].join(' -> ')}, one spec.desiredState edit per step`);
     const arrivals = (node: string) => this.events.filter((e) => e.data.to === node).length;
+    let uid = '';
     for (const [i, desired] of DEMO_WALK.entries()) {
       const started = Date.now();
       const before = arrivals(desired);
       if (i === 0) {
         await applyYaml(this.#kubeconfig(), JSON.stringify(databaseCr(desired)));
         this.#out.info(`  created database/${DEMO_CR_NAME} with spec.desiredState=${desired}`);
+        await this.#aliasTheSidecar();
       } else {
         await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'patch', `database/${DEMO_CR_NAME}`, '--type=merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
         this.#out.info(`  spec.desiredState=${desired}`);
       }
       const db = await waitForReady(this.#need(this.transport), APP_NAMESPACE, DEMO_CR_NAME, desired);
+      uid = db.metadata.uid ?? '';
       await waitFor(`the CloudEvent of the transition to ${desired}`, async () => (arrivals(desired) > before ? true : undefined), { timeoutMs: 60_000 });
       this.#out.info(`  ${desired} reached and Ready in ${Date.now() - started} ms; path ${db.status?.pathSummary ?? ''}`);
+      this.#out.info(`  made by database/${DEMO_CR_NAME} at ${desired}: ${(await this.#madeFor(uid)).join(' ')}`);
       if (desired === 'Servicing') this.#out.info(`  backup written: ${(await this.#backups()).join(', ') || '(none found)'}`);
     }
+    await this.#deleteTheCr(uid);
   }
 
   tryThese(): string {
     return [
       `  export KUBECONFIG=${this.kubeconfigPath}`,
       `  kubectl get nodes; kubectl get pods -A -o wide`,
-      `  kubectl -n ${APP_NAMESPACE} get databases               # State, Desired, Ready, Age`,
+      `  kubectl -n ${APP_NAMESPACE} get ${KINDS},persistentvolumes   # the kept claim, bound`,
       `  kubectl -n ${OPERATOR_NAMESPACE} logs deploy/${OPERATOR_DEPLOYMENT}      # the operator`,
-      `  kubectl -n ${APP_NAMESPACE} logs deploy/${POSTGRES_SERVICE} -c okt-sidecar   # the sidecar`,
-      `  kubectl -n ${APP_NAMESPACE} exec deploy/${POSTGRES_SERVICE} -c postgres -- ls /var/lib/okt-pg/backups`,
+      `  npx okt manifests ${GRAPH_FILE} --group okt.dev --version v1alpha1 --kind Database --graph-module ${GRAPH_MODULE}   # what was applied`,
     ].join('\n');
   }
 
@@ -124,40 +145,77 @@ export class InClusterDemo {
     this.#logs?.stop();
     await this.transport?.close();
     await this.plane?.stop();
+    if (this.#volumeDir !== undefined) rmSync(this.#volumeDir, { recursive: true, force: true });
   }
 
-  async #deployApplication(): Promise<void> {
+  /** The namespaces with the sidecars' token, the CloudEvents receiver, and a volume for the CR's claim. */
+  async #prepareNamespace(): Promise<void> {
     const kc = this.#kubeconfig();
     const token = randomBytes(32).toString('hex');
     // The same token Secret where the operator runs and where the sidecar runs.
     for (const namespace of [APP_NAMESPACE, OPERATOR_NAMESPACE]) await namespaceWithToken(kc, namespace, TOKEN_SECRET, token);
-    for (const service of services()) await applyYaml(kc, JSON.stringify(service));
-    const config = await kubectl(kc, [
-      '-n', APP_NAMESPACE, 'create', 'configmap', SIDECAR_CONFIGMAP,
-      `--from-file=sidecar.yaml=${REPO}sidecar/adapters/postgres/database.sidecar.in-pod.yaml`, '--dry-run=client', '-o', 'yaml',
-    ]);
-    await applyYaml(kc, config);
+    await applyYaml(kc, JSON.stringify(service(EVENTS_SERVICE, EVENTS_PORT, 'events')));
     await applyYaml(kc, JSON.stringify(eventsReceiver()));
-    const snippet = sidecarSnippetFromCli();
-    await applyYaml(kc, JSON.stringify(postgresDeployment(snippet)));
+    this.#volumeDir = mkdtempSync(path.join(tmpdir(), 'okt-demo-data-'));
+    chmodSync(this.#volumeDir, 0o777);
+    await applyYaml(kc, JSON.stringify(hostPathVolume(VOLUME, this.#volumeDir)));
     await rolloutStatus(kc, APP_NAMESPACE, EVENTS_SERVICE);
-    await rolloutStatus(kc, APP_NAMESPACE, POSTGRES_SERVICE);
-    this.#out.info(`      ${POSTGRES_SERVICE} and ${EVENTS_SERVICE} running in ${APP_NAMESPACE}`);
+    this.#out.info(`      ${EVENTS_SERVICE} running in ${APP_NAMESPACE}; PersistentVolume ${VOLUME} on ${this.#volumeDir} (this node has no provisioner)`);
   }
 
-  async #deployOperator(): Promise<void> {
-    const aliases = await this.#hostAliases();
-    const yaml = okt(manifestArgs(aliases));
+  /** `okt manifests ... | kubectl apply -f -` with the host aliases known so far; the kinds applied. */
+  async #applyOperator(): Promise<string[]> {
+    const yaml = okt(manifestArgs(this.#aliases));
     await applyYaml(this.#kubeconfig(), yaml);
-    const kinds = parseAllDocuments(yaml).map((d) => (d.toJS() as { kind?: string } | null)?.kind).filter(Boolean);
-    this.#out.info(`      applied ${kinds.join(', ')}${aliases.length ? `; no cluster DNS here: --host-alias ${aliases.join(' --host-alias ')}` : ''}`);
     await rolloutStatus(this.#kubeconfig(), OPERATOR_NAMESPACE, OPERATOR_DEPLOYMENT);
+    return parseAllDocuments(yaml).map((d) => (d.toJS() as { kind?: string } | null)?.kind).filter((kind): kind is string => kind !== undefined);
   }
 
-  /** Without cluster DNS, the operator resolves the Services' names through hostAliases to their ClusterIPs. */
-  async #hostAliases(): Promise<string[]> {
-    if (await this.#clusterHasDns()) return [];
-    return Promise.all([POSTGRES_SERVICE, EVENTS_SERVICE].map((service) => serviceHostAlias(this.#kubeconfig(), APP_NAMESPACE, service)));
+  /**
+   * The operator finds the sidecar at the Service the CR makes (`<cr>.<namespace>.svc`). Without
+   * cluster DNS its Pod resolves that name through a host alias, which can name the Service's
+   * ClusterIP only once the CR made it: the manifests are applied again with it (the Pod rolls).
+   */
+  async #aliasTheSidecar(): Promise<void> {
+    if (this.#aliases.length === 0) return;
+    const kc = this.#kubeconfig();
+    const alias = await waitFor(`the Service database/${DEMO_CR_NAME} makes`, async () => {
+      try {
+        return await serviceHostAlias(kc, APP_NAMESPACE, DEMO_CR_NAME);
+      } catch {
+        return undefined;
+      }
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    this.#aliases.push(alias);
+    await this.#applyOperator();
+    this.#out.info(`  no cluster DNS here: --host-alias ${alias} (the Service database/${DEMO_CR_NAME} made), the operator applied again`);
+  }
+
+  /** What the CR made, as `kubectl get -o name` says it (okt's label names the owner). */
+  async #madeFor(uid: string): Promise<string[]> {
+    const out = await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'get', KINDS, '-l', `${OBJECT_LABELS.ownerUid}=${uid}`, '-o', 'name']);
+    return out.split('\n').filter(Boolean);
+  }
+
+  /**
+   * `kubectl delete` of the CR (its deletion path, then its objects deleted in reverse order), then
+   * until nothing of it is left but the claim its policy keeps, without the CR's owner reference.
+   */
+  async #deleteTheCr(uid: string): Promise<void> {
+    const kc = this.#kubeconfig();
+    this.#out.step(`[6/6] kubectl delete database/${DEMO_CR_NAME}: what it made goes, but the claim its policy keeps`);
+    const started = Date.now();
+    await kubectl(kc, ['-n', APP_NAMESPACE, 'delete', `database/${DEMO_CR_NAME}`, '--timeout=180s']);
+    this.#out.info(`  database/${DEMO_CR_NAME} gone in ${Date.now() - started} ms`);
+    const pods = async () => (await kubectl(kc, ['-n', APP_NAMESPACE, 'get', 'pods', '-o', 'name'])).split('\n').filter((pod) => pod !== '' && !pod.startsWith(`pod/${EVENTS_SERVICE}-`));
+    const left = await waitFor('nothing of the CR but its kept claim, and none of its Pods', async () => {
+      const made = await this.#madeFor(uid);
+      return made.every((name) => name.startsWith('persistentvolumeclaim/')) && (await pods()).length === 0 ? made : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1_000 });
+    const claim = `${DEMO_CR_NAME}-data`;
+    const owners = (await kubectl(kc, ['-n', APP_NAMESPACE, 'get', 'pvc', claim, '-o', 'jsonpath={.metadata.ownerReferences}'])).trim();
+    const volume = (await kubectl(kc, ['-n', APP_NAMESPACE, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])).trim();
+    this.#out.info(`  left behind: ${left.join(' ') || '(nothing)'}; owner references: ${owners || 'none'}; no Pod of it; the claim bound to ${volume}`);
   }
 
   async #clusterHasDns(): Promise<boolean> {
@@ -169,10 +227,10 @@ export class InClusterDemo {
     }
   }
 
-  /** The pg_dump files in the database Pod, read with `kubectl exec` as a user would. */
+  /** The pg_dump files on the CR's claim, read in the server's container with `kubectl exec` as a user would. */
   async #backups(): Promise<string[]> {
     const dir = '/var/lib/okt-pg/backups';
-    const out = await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'exec', `deploy/${POSTGRES_SERVICE}`, '-c', 'postgres', '--', 'ls', dir]);
+    const out = await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'exec', `deploy/${DEMO_CR_NAME}`, '-c', 'postgres', '--', 'ls', dir]);
     return out.split('\n').filter((f) => f.endsWith('.dump')).map((f) => `${dir}/${f}`);
   }
 
@@ -200,12 +258,11 @@ export class InClusterDemo {
   }
 }
 
-/** The operator's `okt manifests` flags, as docs/cli.md shows them, plus host aliases where there is no DNS. */
+/** The operator's `okt manifests` flags, as docs/cli.md shows them, plus host aliases where there is no DNS: no --sidecar-url (the CR's Service is where its sidecar is). */
 export function manifestArgs(hostAliases: readonly string[]): string[] {
   return [
-    'manifests', 'graphs/database.ts', '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--short-names', 'odb',
-    '--image', OKT_IMAGE, '--namespace', OPERATOR_NAMESPACE, '--watch-namespace', APP_NAMESPACE,
-    '--sink', SINK_URL, '--sidecar-url', SIDECAR_URL,
+    'manifests', GRAPH_FILE, '--graph-module', GRAPH_MODULE, '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--short-names', 'odb',
+    '--image', OKT_IMAGE, '--namespace', OPERATOR_NAMESPACE, '--watch-namespace', APP_NAMESPACE, '--sink', SINK_URL,
     ...hostAliases.flatMap((alias) => ['--host-alias', alias]),
   ];
 }

@@ -1,11 +1,13 @@
-// The in-cluster demo's own objects (the application side): what a user writes next to what
-// `okt manifests` prints. The operator's objects come from `okt manifests` itself.
+// The in-cluster demo's own objects, around what its one CR makes (graphs/database-app.ts) and what
+// `okt manifests` prints: the CR, a CloudEvents receiver, the storage the CR's claim binds to; and,
+// for the in-cluster fault suite, PostgreSQL's Deployment written by hand beside the database graph.
+import { POSTGRES_IMAGE, SIDECAR_TOKEN } from '../../../graphs/database-app.ts';
 
+export { POSTGRES_IMAGE };
 export const APP_NAMESPACE = 'okt-demo';
 export const OPERATOR_NAMESPACE = 'okt-system';
 export const OKT_IMAGE = 'okt:latest';
-export const POSTGRES_IMAGE = 'okt-postgres:latest';
-export const TOKEN_SECRET = 'okt-sidecar-token';
+export const TOKEN_SECRET = SIDECAR_TOKEN.name;
 export const SIDECAR_CONFIGMAP = 'database-okt-sidecar';
 export const POSTGRES_SERVICE = 'postgres';
 export const EVENTS_SERVICE = 'okt-events';
@@ -18,7 +20,6 @@ export function serviceHost(service: string, namespace = APP_NAMESPACE): string 
 }
 
 export const SINK_URL = `http://${serviceHost(EVENTS_SERVICE)}:${EVENTS_PORT}/`;
-export const SIDECAR_URL = `http://${serviceHost(POSTGRES_SERVICE)}:8479`;
 
 /** The Services first: their ClusterIPs exist before any Pod that needs them (the operator's hostAliases). */
 export function service(name: string, port: number, target: string, namespace = APP_NAMESPACE): Record<string, unknown> {
@@ -30,8 +31,18 @@ export function service(name: string, port: number, target: string, namespace = 
   };
 }
 
-export function services(): Record<string, unknown>[] {
-  return [service(POSTGRES_SERVICE, 8479, 'okt-sidecar'), service(EVENTS_SERVICE, EVENTS_PORT, 'events')];
+/**
+ * Storage for the CR's claim on a cluster without a provisioner (this node has none): a hostPath
+ * PersistentVolume of no class, which a claim of no class binds to. Its directory must be writable by
+ * the database's user (uid 1000: a hostPath volume gets no fsGroup).
+ */
+export function hostPathVolume(name: string, path: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path, type: 'Directory' } },
+  };
 }
 
 /** The CloudEvents receiver: `okt events tail`, one JSON line per event in its log. */
@@ -69,7 +80,7 @@ export interface SidecarSnippet {
 }
 
 /**
- * PostgreSQL's Deployment: the database container (`pg.sh supervise`) plus the containers and volumes
+ * PostgreSQL's Deployment for the in-cluster fault suite (the demo's CR makes its own: graphs/database-app.ts): the database container (`pg.sh supervise`) plus the containers and volumes
  * `okt manifests --sidecar-only` prints, pasted in as a user does; both containers share the data volume.
  * `Recreate`: never two sidecars behind the Service at once.
  */

@@ -1,6 +1,6 @@
 // Walks a {{kind}} on a real control plane: etcd + kube-apiserver from okt/cluster (downloaded and built
-// once, then cached in ~/.cache/okt), the operator in this process driving graph.ts, and this project's
-// sidecar run as `okt sidecar --config sidecar.yaml`. Also checks that k8s/ is what `npm run generate`
+// once, then cached in ~/.cache/okt), the operator in this process driving graph.ts (which makes the
+// resource's Deployment and Service: workload.ts), and this project's sidecar run as `okt sidecar --config sidecar.yaml`. Also checks that k8s/ is what `npm run generate`
 // writes from graph.ts now.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, loadYaml, PatchStrategy, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { createLogger, SidecarClient, startOperator, statusFormatOf, type LifecycleStatus } from 'okt';
 import { startControlPlane } from 'okt/cluster';
 import { spawnSidecarProcess } from 'okt/sidecar';
@@ -57,10 +57,21 @@ test(`a resource walks to ${desired} with this sidecar, then its deletion walks 
     cleanups.push(() => operator.stop());
 
     const objects = kubeConfig.makeApiClient(CustomObjectsApi);
-    const body = { apiVersion: `${group}/${resource.version}`, kind: names.kind, metadata: { name: 'first' }, spec: { desiredState: desired } };
+    // On a cluster the operator finds the sidecar at the Service the resource makes (workload.ts); here it runs on this machine.
+    const body = { apiVersion: `${group}/${resource.version}`, kind: names.kind, metadata: { name: 'first' }, spec: { desiredState: desired, sidecar: { url: sidecar.url } } };
     // A CRD is served a moment after it is created: 404 until then.
     await until('the CRD to be served', () => objects.createNamespacedCustomObject({ ...ref, body }).then(() => true, (error) => (status(error) === 404 ? undefined : Promise.reject(error))));
     const get = async () => (await objects.getNamespacedCustomObject({ ...ref, name: 'first' })) as { metadata: { uid: string }; status?: LifecycleStatus };
+
+    // The resource makes its Deployment (the sidecar in its Pod) and Service; Running's action waits until the Deployment is rolled out.
+    // This control plane has no node: the test writes the status its controller would once the Pod runs.
+    const apps = kubeConfig.makeApiClient(AppsV1Api);
+    const deployment = await until('the Deployment first makes', () => apps.readNamespacedDeployment({ name: 'first', namespace: 'default' }).catch((error) => (status(error) === 404 ? undefined : Promise.reject(error))));
+    assert.deepEqual(deployment.spec?.template.spec?.containers.map((c) => c.name), ['okt-sidecar']);
+    const rolledOut = { observedGeneration: deployment.metadata?.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 };
+    await apps.patchNamespacedDeploymentStatus({ name: 'first', namespace: 'default', body: { status: rolledOut } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const service = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedService({ name: 'first', namespace: 'default' });
+    assert.deepEqual(service.spec?.ports?.map((p) => p.name), ['okt-sidecar']);
 
     const ready = await until(`first to be Ready on ${desired}`, async () => {
       const cr = await get();

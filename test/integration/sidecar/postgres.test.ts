@@ -2,7 +2,7 @@
 // graphs/database.sidecar.yaml`: Running (start), Servicing (pg_dump), Stopping. Installs Debian's
 // postgresql-15 when it is missing (CI is root on Debian bookworm).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensurePostgresInstalled, POSTGRES_BIN } from '../../../sidecar/adapters/postgres/install.ts';
@@ -73,6 +73,21 @@ describe('database sidecar on a real PostgreSQL', () => {
     expect(statSync(dump).size).toBeGreaterThan(0);
     const listing = execFileSync(path.join(POSTGRES_BIN, 'pg_restore'), ['--list', dump], { encoding: 'utf8' });
     expect(listing).toMatch(/TABLE public okt_items/);
+  });
+
+  it('pg.sh verify lists the newest dump (the in-cluster demo\'s Servicing action), and fails on one pg_restore cannot read', () => {
+    const pgEnv = { ...process.env, ...env };
+    const backups = path.join(env.OKT_PG_DIR as string, 'backups');
+    expect(execFileSync(PG_SH, ['verify'], { env: pgEnv, encoding: 'utf8' })).toMatch(/^backup verified: .*-db-backup\.dump \([1-9]\d* entries\)\n$/);
+    const corrupt = path.join(backups, 'postgres-29990101T000000Z-corrupt.dump');
+    writeFileSync(corrupt, 'not a dump');
+    // Newer than the real one: verify takes the newest.
+    utimesSync(corrupt, new Date(Date.now() + 60_000), new Date(Date.now() + 60_000));
+    try {
+      expect(() => execFileSync(PG_SH, ['verify'], { env: pgEnv, stdio: 'pipe' })).toThrow();
+    } finally {
+      rmSync(corrupt);
+    }
   });
 
   it('Stopping shuts the server down fast and raises nothing; the probe no longer sees Running', async () => {
