@@ -146,4 +146,19 @@ describe('the objects a node makes, shown', () => {
     await waitForObjectGone(holds, namespace, 'app');
     expect(await sample('okt_object_prunes_total', { graph: 'hold', kind: 'ConfigMap', outcome: 'deleted' }, holding)).toBe(1);
   });
+
+  test('an abandoned deletion asks for its objects\' deletions and waits for none: okt.dev/abandon releases the CR while a finalizer still holds one', async () => {
+    const { namespace } = holding;
+    await holds.create(namespace, 'left', { desiredState: 'Running' });
+    await waitForObject(holds, namespace, 'left', 'Ready at Running, its objects applied', (o) => readyAt('Running')(o) && o.status?.objects?.length === 2);
+    await holds.remove(namespace, 'left');
+    await waitForObject(holds, namespace, 'left', 'ObjectsApplied=False ObjectsDeleting', (o) => conditionOf(o, 'ObjectsApplied')?.reason === 'ObjectsDeleting');
+    await holds.annotate(namespace, 'left', { 'okt.dev/abandon': 'true' });
+    await waitForObjectGone(holds, namespace, 'left');
+    // Both deletions were asked for: the held one is still being deleted, the other is gone.
+    const held = await core.readNamespacedConfigMap({ namespace, name: 'left-held' });
+    expect(held.metadata?.deletionTimestamp).toBeDefined();
+    await expect(core.readNamespacedConfigMap({ namespace, name: 'left-config' })).rejects.toMatchObject({ code: 404 });
+    await core.patchNamespacedConfigMap({ namespace, name: 'left-held', body: { metadata: { finalizers: null } } }, mergePatch);
+  });
 });

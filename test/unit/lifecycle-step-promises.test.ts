@@ -407,8 +407,21 @@ describe('deletion', () => {
     sim.reconcile();
     expect(conditionOf(sim, 'Stalled')?.reason).toBe('DeletionAbandoned');
     sim.deliverAll();
-    sim.reconcile();
-    expect(sim.finished).toBe('removeFinalizer');
+    // Abandoned: the reconciler asks for its objects' deletions and waits for none of them.
+    expect(sim.reconcile()).toMatchObject({ finish: 'removeFinalizer', abandoned: true });
+  });
+
+  test('a deletion driven down to its end waits for its objects to be gone (the finish is not abandoned)', () => {
+    const sim = new LifecycleSim(databaseGraph, 'Running');
+    sim.settle();
+    sim.delete();
+    let last: ReturnType<LifecycleSim['reconcile']> | undefined;
+    for (let i = 0; i < 10 && sim.finished === undefined; i++) {
+      last = sim.reconcile();
+      sim.deliverAll();
+    }
+    expect(last?.finish).toBe('removeFinalizer');
+    expect(last?.abandoned).toBeUndefined();
   });
 
   test('a leaf whose last write is due with every event already delivered ends at once (again), not at the next poll', () => {

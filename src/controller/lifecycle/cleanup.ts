@@ -82,9 +82,9 @@ export function abandon(work: StatusDraft, why: string, graceMs: number): StepEf
   const running = work.status.operation !== undefined && !isTerminal(work.status.operation.phase) ? ` (operation ${work.status.operation.id} may still run)` : '';
   const effects = work.stall(REASONS.deletionAbandoned, `deletion abandoned at ${current}, ${why}: the application was not driven to ${work.desired}${running}`);
   const deadline = Date.parse(work.resource.deletionTimestamp ?? work.now) + graceMs + ABANDON_DELIVERY_WAIT_MS;
-  if (Date.parse(work.now) >= deadline && effects.status === undefined) return { finish: 'removeFinalizer' };
+  if (Date.parse(work.now) >= deadline && effects.status === undefined) return { finish: 'removeFinalizer', abandoned: true };
   const finishing = finishOnceDelivered(work, effects, 'removeFinalizer');
-  return finishing.finish === undefined ? { ...finishing, requeueAfterMs: Math.max(deadline - Date.parse(work.now), 1_000) } : finishing;
+  return finishing.finish === undefined ? { ...finishing, requeueAfterMs: Math.max(deadline - Date.parse(work.now), 1_000) } : { ...finishing, abandoned: true };
 }
 
 /**

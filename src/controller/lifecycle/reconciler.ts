@@ -390,7 +390,7 @@ export class LifecycleController {
     const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
     if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
     if (effects.finish === 'removeFinalizer') {
-      if (!(await this.#objectsGone(obj))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
+      if (!(await this.#objectsGone(obj, effects.abandoned === true))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
       await this.#patchMetadata(obj, { finalizers: finalizersReleased(obj.metadata) });
       logReleased(obj.status as LifecycleStatus | undefined, ctx.log);
     } else if (effects.finish === 'delete') {
@@ -503,15 +503,16 @@ export class LifecycleController {
   /**
    * At the end of the deletion path: every object in the inventory let go of (deleted in reverse order
    * of declaration, or kept), and gone. One a finalizer holds is named on the CR (ObjectsApplied=False,
-   * ObjectsDeleting) while the CR's finalizer waits for it.
+   * ObjectsDeleting) while the CR's finalizer waits for it. An abandoned deletion asks for every
+   * deletion and waits for none: a namespace teardown ends within its grace, and okt.dev/abandon releases.
    */
-  async #objectsGone(obj: LifecycleObject): Promise<boolean> {
+  async #objectsGone(obj: LifecycleObject, abandoned: boolean): Promise<boolean> {
     const status = parseStatus(obj.status);
     if (status === undefined || 'invalid' in status || (status.objects ?? []).length === 0) return true;
     const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
     const graph = this.#model.graph;
-    const held = await letGo(this.#options.transport, graph, owner, reverseDeclarationOrder(graph, status.objects ?? []), true, this.#objectCounts().counts?.letGo);
-    if (held === undefined) return true;
+    const held = await letGo(this.#options.transport, graph, owner, reverseDeclarationOrder(graph, status.objects ?? []), !abandoned, this.#objectCounts().counts?.letGo);
+    if (held === undefined || abandoned) return true;
     const next = { ...status, conditions: objectsDeletingCondition(status, held, new Date().toISOString()) };
     if (!isDeepStrictEqual(next, status)) await this.#writeStatus(obj, next);
     return false;

@@ -124,6 +124,8 @@ export interface StepEffects {
   cancelOperation?: string;
   /** The application sits on a leaf with every event delivered (or deletion is abandoned): end the resource's life. */
   finish?: 'removeFinalizer' | 'delete';
+  /** With finish removeFinalizer: the deletion was abandoned, so its objects' deletions are asked for, not awaited (the namespace controller, or the user who abandoned it, is past waiting). */
+  abandoned?: boolean;
   /** Wait for the running operation, or for the sidecar, then look again. */
   poll?: boolean;
   /** Go on at once: the resource is still moving and nothing is running. */

@@ -42,6 +42,8 @@ export function lifecycleObjects(kc: KubeConfig, resource: LifecycleResourceRef)
     get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<LifecycleObject>,
     patchSpec: (namespace: string, name: string, spec: Record<string, unknown>) =>
       api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<LifecycleObject>,
+    annotate: (namespace: string, name: string, annotations: Record<string, string>) =>
+      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { metadata: { annotations } } }, mergePatch) as Promise<LifecycleObject>,
     remove: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...ref, namespace, name }),
   };
 }
