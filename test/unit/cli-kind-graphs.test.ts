@@ -83,7 +83,7 @@ describe('okt run: the kinds it serves', () => {
       '- graphs/missing.ts: no such file',
       '  Give the path of a graph module (.ts/.js) or a JSON/YAML graph.',
       '- graphs/database.ts: no export named "nope"',
-      '  Its exports: databaseGraph.',
+      '  Its exports: databaseGraph, databaseNodes.',
     ].join('\n'));
     const one = await loadKindGraphs([missing]).catch((error: unknown) => error);
     expect(one).not.toBeInstanceOf(UsageProblems);
