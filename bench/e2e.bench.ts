@@ -51,7 +51,7 @@ import { parseStatusFormat, type StatusFormat } from '../src/kube/status-format.
 import { KubeTransport, resourcePath, type ApiVerb, type KubeObject } from '../src/kube/transport/index.ts';
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
-import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
+import { sidecarRequestCounts, startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
 import { stackGraph } from './objects-graph.ts';
 
@@ -360,15 +360,9 @@ export function operatorFor(bench: Plane, subject: Subject, namespace: string, e
   });
 }
 
-/** The HTTP requests the sidecar has answered (its okt_sidecar_http_requests_total), its own /metrics aside. */
+/** The HTTP requests the sidecar has answered, every route but its /metrics. */
 async function sidecarRequests(sidecar: NoopSidecar): Promise<number> {
-  const answer = await fetch(`${sidecar.url}/metrics`, { headers: { authorization: `Bearer ${sidecar.token}` } });
-  if (!answer.ok) throw new Error(`the sidecar's /metrics answered ${answer.status}`);
-  let total = 0;
-  for (const line of (await answer.text()).split('\n')) {
-    if (line.startsWith('okt_sidecar_http_requests_total{') && !line.includes('route="/metrics"')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+  return Object.values(await sidecarRequestCounts(sidecar)).reduce((sum, n) => sum + n, 0);
 }
 
 async function reconcileCounts(operator: RunningOperator): Promise<Record<string, number>> {
