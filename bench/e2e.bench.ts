@@ -51,7 +51,7 @@ import { parseStatusFormat, type StatusFormat } from '../src/kube/status-format.
 import { KubeTransport, resourcePath, type ApiVerb, type KubeObject } from '../src/kube/transport/index.ts';
 import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
-import { startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
+import { sidecarRequestCounts, startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
 import { stackGraph } from './objects-graph.ts';
 
@@ -360,6 +360,11 @@ export function operatorFor(bench: Plane, subject: Subject, namespace: string, e
   });
 }
 
+/** The HTTP requests the sidecar has answered, every route but its /metrics. */
+async function sidecarRequests(sidecar: NoopSidecar): Promise<number> {
+  return Object.values(await sidecarRequestCounts(sidecar)).reduce((sum, n) => sum + n, 0);
+}
+
 async function reconcileCounts(operator: RunningOperator): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const value of (await operator.manager.metrics.reconcileTotal.get()).values) {
@@ -397,6 +402,8 @@ export interface WalkFigures {
   /** The same, by verb. */
   byVerb: Record<ApiVerb, number>;
   reconciles: number;
+  /** HTTP requests the sidecar answered during the spec-driven walk (starts, looks, long-polls). */
+  sidecarCalls: number;
   errors: number;
 }
 
@@ -452,6 +459,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
     const cpuBefore = cpuSeconds(bench.pids.map((p) => p.pid));
     const selfBefore = process.cpuUsage();
     const reconcilesBefore = await reconcileCounts(operator);
+    const sidecarBefore = await sidecarRequests(subject.sidecar);
     for (const desired of route.steps) {
       ready = tracker.expect(names, desired, timeoutMs);
       await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(subject.resource, namespace, crName(i)), { spec: { desiredState: desired } }));
@@ -465,6 +473,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
     const after = operator.transport.counters.snapshot();
     const afterByVerb = { ...operator.transport.counters.byVerb };
     const reconcilesAfter = await reconcileCounts(operator);
+    const sidecarCalls = (await sidecarRequests(subject.sidecar)) - sidecarBefore;
     let transitions = 0;
     for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
     const expected = count * (route.createdTransitions + route.transitions);
@@ -493,6 +502,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
       reads: after.reads - first.reads,
       byVerb: Object.fromEntries(Object.entries(afterByVerb).map(([verb, n]) => [verb, n - firstByVerb[verb as ApiVerb]])) as Record<ApiVerb, number>,
       reconciles: delta('success') + delta('error') + delta('requeue_after'),
+      sidecarCalls,
       errors: delta('error'),
     };
   } finally {
@@ -591,6 +601,7 @@ export interface PeerFigures {
   updatesPerTransition: number;
   conflicts: number;
   reconcilesPerTransition: number;
+  sidecarCallsPerTransition: number;
   /**
    * With `objects`: the peer's write requests over the whole walk, creation included (status updates,
    * 409s and the objects' creates and updates), until they stopped; and the live Go heap per owned
@@ -768,6 +779,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
       updatesPerTransition: (statsAfter.updates - statsBefore.updates) / transitions,
       conflicts: statsAfter.conflicts - statsBefore.conflicts,
       reconcilesPerTransition: (statsAfter.reconciles - statsBefore.reconciles) / transitions,
+      sidecarCallsPerTransition: (statsAfter.sidecarCalls - statsBefore.sidecarCalls) / transitions,
       writes: writesOf(statsAfter),
       steadyWrites: writesOf(statsAfter) - writesOf(statsBefore),
       heapBytesPerOwnedObject: withoutOwned === undefined ? NaN : (full.heapAlloc - withoutOwned.heapAlloc) / (OWNED_PER_CR * count),
@@ -1112,7 +1124,7 @@ export async function run(): Promise<Record<string, number>> {
     const oktRounds: WalkFigures[] = [];
     const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
-      async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length })),
+      async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length, settle: true })),
       ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, database, peer, peerBinaries.get(peer)!, hopCount, rounds.length))),
     ];
     for (let round = 0; round < ROUNDS; round++) {
@@ -1126,9 +1138,11 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
     figures['e2e.multihop_reads_per_transition'] = fixed(hops.steadyReads / hops.steadyTransitions, 3);
+    figures['e2e.multihop_reconciles_per_transition'] = fixed(hops.reconciles / hops.steadyTransitions, 3);
+    figures['e2e.multihop_sidecar_calls_per_transition'] = fixed(hops.sidecarCalls / hops.steadyTransitions, 3);
     figures['e2e.raw_update_per_s'] = fixed(hops.rawUpdate);
     figures['e2e.multihop_transitions_vs_raw_update_ratio'] = fixed(hops.perSecond / hops.rawUpdate, 3);
-    console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}) and ${hops.rawUpdate.toFixed(0)} raw status updates/s, okt's way of writing (${(hops.perSecond / hops.rawUpdate).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads per transition`);
+    console.log(`\n${hops.crs} CRs Running -> End in one spec edit (2 transitions each): ${hops.perSecond.toFixed(1)} transitions/s against ${hops.raw.toFixed(0)} raw patches/s (${(hops.perSecond / hops.raw).toFixed(3)}) and ${hops.rawUpdate.toFixed(0)} raw status updates/s, okt's way of writing (${(hops.perSecond / hops.rawUpdate).toFixed(3)}); ${(hops.steadyWrites / hops.steadyTransitions).toFixed(3)} writes and ${(hops.steadyReads / hops.steadyTransitions).toFixed(3)} reads, ${(hops.reconciles / hops.steadyTransitions).toFixed(3)} reconciles and ${(hops.sidecarCalls / hops.steadyTransitions).toFixed(3)} sidecar calls per transition (counted until the operator settled)`);
     // 8. The second raw baseline (a minimal CR) and the peers, on the same walk.
     figures['e2e.minimal_raw_patch_per_s'] = fixed(hops.minimalRaw);
     figures['e2e.multihop_vs_minimal_raw_ratio'] = fixed(hops.perSecond / hops.minimalRaw, 3);
@@ -1143,6 +1157,8 @@ export async function run(): Promise<Record<string, number>> {
       figures[`e2e.${prefix}_bytes_per_cr`] = fixed(run.rssBytesPerCr);
       figures[`e2e.${prefix}_heap_bytes_per_cr`] = fixed(run.heapBytesPerCr);
       figures[`e2e.${prefix}_updates_per_transition`] = fixed(run.updatesPerTransition, 3);
+      figures[`e2e.${prefix}_reconciles_per_transition`] = fixed(run.reconcilesPerTransition, 3);
+      figures[`e2e.${prefix}_sidecar_calls_per_transition`] = fixed(run.sidecarCallsPerTransition, 3);
       figures[`e2e.${prefix}_conflicts_per_transition`] = fixed(run.conflicts / (run.crs * MULTI_HOP.transitions), 3);
       figures[`e2e.${prefix}_apiserver_cpu_ms_per_transition`] = fixed(run.apiServerCpuMsPerTransition, 3);
     }

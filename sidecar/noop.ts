@@ -73,3 +73,21 @@ export async function startNoopSidecar(options: NoopSidecarOptions): Promise<Noo
     },
   };
 }
+
+/**
+ * The HTTP requests the sidecar has answered, by `METHOD route` (its okt_sidecar_http_requests_total,
+ * every status summed), its own /metrics aside: what an operator asked of it.
+ */
+export async function sidecarRequestCounts(sidecar: Pick<NoopSidecar, 'url' | 'token'>): Promise<Record<string, number>> {
+  const answer = await fetch(`${sidecar.url}/metrics`, { headers: { authorization: `Bearer ${sidecar.token}` } });
+  if (!answer.ok) throw new Error(`the sidecar's /metrics answered ${answer.status}`);
+  const counts: Record<string, number> = {};
+  for (const line of (await answer.text()).split('\n')) {
+    const sample = /^okt_sidecar_http_requests_total\{(.*)\} (\S+)$/.exec(line);
+    if (sample === null) continue;
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(sample[1]!)?.[1] ?? '';
+    const request = `${label('method')} ${label('route')}`;
+    if (label('route') !== '/metrics') counts[request] = (counts[request] ?? 0) + Number(sample[2]);
+  }
+  return counts;
+}

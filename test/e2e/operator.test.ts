@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
-import { e2eKubeConfig, expectHttpError, kubectlWait } from './helpers/index.ts';
+import { sidecarRequestCounts } from '../../sidecar/noop.ts';
+import { e2eKubeConfig, expectHttpError, kubectlWait, waitFor } from './helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, startLocalOperator, waitForDatabase, waitForGone, type LocalOperator } from './helpers/lifecycle.ts';
 
 const kc = e2eKubeConfig();
@@ -17,6 +18,21 @@ beforeAll(async () => {
 afterAll(async () => {
   await local?.stop();
 });
+
+async function reconciles(): Promise<number> {
+  const metric = await local.operator.manager.metrics.reconcileTotal.get();
+  return metric.values.reduce((sum, v) => sum + v.value, 0);
+}
+
+/** Resolves once the operator's queue has been empty, nothing reconciling, for half a second. */
+async function settled(): Promise<void> {
+  const { queue } = local.operator.lifecycle.controller;
+  let quietSince = performance.now();
+  await waitFor('the operator to settle', async () => {
+    if (queue.length + queue.processing > 0) quietSince = performance.now();
+    return performance.now() - quietSince >= 500 ? true : undefined;
+  });
+}
 
 describe('the operator on a real API server and a real sidecar', () => {
   test('walks Start -> Running -> Servicing -> Running -> Stopping -> End by editing spec.desiredState', async () => {
@@ -52,6 +68,23 @@ describe('the operator on a real API server and a real sidecar', () => {
     expect(after.reads - before.reads).toBe(0);
     // One write commits the transition (and starts the action); one more records that the action succeeded (Ready).
     expect(after.writes - before.writes).toBe(2);
+  });
+
+  test('two transitions in one spec edit (Running -> Stopping -> End, kept at the leaf) cost a reconcile each and three sidecar requests: one look, the start, its long-poll', async () => {
+    await api.create(namespace, 'hops', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForDatabase(kc, namespace, 'hops', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+    await settled();
+    const reconcilesBefore = await reconciles();
+    const requestsBefore = await sidecarRequestCounts(local.sidecar);
+    await api.patchSpec(namespace, 'hops', { desiredState: 'End' });
+    await waitForDatabase(kc, namespace, 'hops', 'Ready at End', (o) => o.status?.state === 'End' && conditionOf(o, 'Ready')?.status === 'True');
+    await settled();
+    // The spec edit's (it commits Stopping and starts its action) and the action end's (it records the
+    // end the long-poll heard and commits End); a kept leaf asks for no look after.
+    expect((await reconciles()) - reconcilesBefore).toBe(2);
+    const requestsAfter = await sidecarRequestCounts(local.sidecar);
+    const asked = Object.fromEntries(Object.entries(requestsAfter).map(([request, n]) => [request, n - (requestsBefore[request] ?? 0)]).filter(([, n]) => n !== 0));
+    expect(asked).toEqual({ 'GET /v1/observation': 1, 'PUT /v1/operations/:id': 1, 'GET /v1/operations/:id': 1 });
   });
 
   test('an unreachable desired state stalls with UnreachableState, naming both nodes', async () => {

@@ -173,6 +173,24 @@ describe('lifecycle step', () => {
     expect(kept.finished).toBeUndefined();
   });
 
+  test('the transition into a leaf asks for another look only when the leaf ends the resource\'s life: onLeaf Keep has nothing left to do', () => {
+    const intoLeaf = (onLeaf: 'Keep' | 'Delete') => {
+      const sim = new LifecycleSim(databaseGraph, 'Running');
+      sim.spec = { ...sim.spec, onLeaf };
+      sim.settle();
+      sim.setDesired('End');
+      for (let i = 0; i < 10; i++) {
+        const effects = sim.reconcile();
+        if (sim.status?.state === 'End') return effects;
+      }
+      throw new Error('End was not reached');
+    };
+    const kept = intoLeaf('Keep');
+    expect(kept.status).toBeDefined();
+    expect(kept.again).toBeUndefined();
+    expect(intoLeaf('Delete').again).toBe(true);
+  });
+
   test('paused: no transition, Ready False with reason Paused', () => {
     const sim = new LifecycleSim(databaseGraph, 'Running');
     sim.spec = { ...sim.spec, paused: true };

@@ -94,8 +94,13 @@ export function abandon(work: StatusDraft, why: string, graceMs: number): StepEf
  */
 export function endOfLife(work: StatusDraft, effects: StepEffects): StepEffects {
   const { resource } = work;
-  if (!resource.deleting && resource.spec.onLeaf === 'Keep') return effects;
+  if (!leafEndsLife(resource)) return effects;
   return finishOnceDelivered(work, effects, resource.deleting ? 'removeFinalizer' : 'delete');
+}
+
+/** Whether reaching a leaf ends the resource's life: it does unless the resource is kept there (spec.onLeaf: Keep) and not being deleted. */
+export function leafEndsLife(resource: Pick<ResourceView, 'deleting' | 'spec'>): boolean {
+  return resource.deleting || resource.spec.onLeaf !== 'Keep';
 }
 
 /** The end of the resource's life once its events are out: at once when they are, promptly after this write when they were. */

@@ -388,7 +388,7 @@ export class LifecycleController {
     // answers at once, and would wake the CR again at once (a CR waiting for its events, say).
     const held = effects.status !== undefined && 'state' in effects.status ? effects.status.operation : stored?.operation;
     const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
-    if (running !== undefined && client !== undefined) this.#watchOperation(key, client, running);
+    if (running !== undefined && resolved.kind === 'client') this.#watchOperation(key, resolved, running);
     if (effects.finish === 'removeFinalizer') {
       if (!(await this.#objectsGone(obj, effects.abandoned === true))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
       await this.#patchMetadata(obj, { finalizers: finalizersReleased(obj.metadata) });
@@ -532,15 +532,19 @@ export class LifecycleController {
     );
   }
 
-  /** Long-polls an operation until it ends, then looks at the resource again. */
-  #watchOperation(key: string, client: SidecarClient, id: string): void {
+  /** Long-polls an operation until it ends, then looks at the resource again, which takes the end heard here. */
+  #watchOperation(key: string, { client, url }: Extract<SidecarResolution, { kind: 'client' }>, id: string): void {
     if (this.#watched.has(id) || this.#closed) return;
     this.#watched.add(id);
     void (async () => {
       try {
         for (;;) {
           const op = await client.getOperation(id, { waitMs: 30_000 });
-          if (isTerminal(op.phase) || this.#closed) break;
+          if (this.#closed) break;
+          if (isTerminal(op.phase)) {
+            this.#look.ended(key, url, op);
+            break;
+          }
         }
       } catch {
         // The periodic safety look (pollIntervalMs) takes over.

@@ -15,15 +15,26 @@ export class SidecarLook {
   readonly #graph: string;
   /** Per resource, the sidecar epochs heard: which of another epoch's events are its news. */
   readonly #epochs = new EpochMemory();
+  /** Per resource, the end of its operation a long-poll heard, until the next look takes it. */
+  readonly #ends = new Map<string, HeardEnd>();
 
   constructor(sidecars: SidecarClients, graph: string) {
     this.#sidecars = sidecars;
     this.#graph = graph;
   }
 
-  /** A CR is gone: the epochs heard for it go. */
+  /** A CR is gone: the epochs and the end heard for it go. */
   forget(key: string): void {
     this.#epochs.forget(key);
+    this.#ends.delete(key);
+  }
+
+  /**
+   * A long-poll of the CR's operation heard it end, at the sidecar `url`: the next look takes this
+   * answer instead of asking again (an ended operation does not change).
+   */
+  ended(key: string, url: string, operation: Operation): void {
+    if (isTerminal(operation.phase)) this.#ends.set(key, { url, operation, atMs: performance.now() });
   }
 
   /**
@@ -36,11 +47,12 @@ export class SidecarLook {
     if (resolved.kind === 'refused') return { kind: 'refused', ...resolved.refusal };
     if (resolved.kind === 'none') return { kind: 'unavailable', message: 'no sidecar configured (spec.sidecar.url, a Service of the graph with a port named okt-sidecar, or --sidecar-url)' };
     try {
-      const view = await this.#ask(key, resolved, stored, log);
+      const heard = this.#takeEnd(key, resolved.url, stored);
+      const { view, atMs } = heard ?? { view: await this.#ask(key, resolved, stored, log), atMs: performance.now() };
       if (view.kind === 'answered') {
         // The epoch the CR reads events from: an observation's (the step records it), else the recorded one.
         const reading = view.observedSequence !== undefined ? view.epoch : stored?.observedEpoch;
-        this.#epochs.heard(key, reading, { epoch: view.epoch, url: resolved.url, atMs: performance.now() });
+        this.#epochs.heard(key, reading, { epoch: view.epoch, url: resolved.url, atMs });
       }
       return view;
     } catch (error) {
@@ -49,6 +61,19 @@ export class SidecarLook {
       if (refusal !== undefined) return { kind: 'refused', ...refusal };
       return { kind: 'unavailable', message: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /**
+   * The end a long-poll heard of the operation the status holds as running, from the sidecar this look
+   * would ask, with when it was heard; taken once (a look that fails to commit it asks the sidecar next time).
+   */
+  #takeEnd(key: string, url: string, stored: LifecycleStatus | undefined): { view: SidecarView; atMs: number } | undefined {
+    const heard = this.#ends.get(key);
+    if (heard === undefined) return undefined;
+    this.#ends.delete(key);
+    const operation = stored?.operation;
+    if (operation === undefined || isTerminal(operation.phase) || operation.id !== heard.operation.id || url !== heard.url) return undefined;
+    return { view: { kind: 'answered', epoch: heard.operation.epoch, operation: seenOperation(heard.operation), observedEvents: [] }, atMs: heard.atMs };
   }
 
   /** The sidecar's answers (throws what the client throws). */
@@ -102,6 +127,13 @@ export class SidecarLook {
       throw error;
     }
   }
+}
+
+/** An operation's end, as a long-poll heard it from the sidecar at `url`, `atMs` on the operator's clock. */
+interface HeardEnd {
+  url: string;
+  operation: Operation;
+  atMs: number;
 }
 
 function seenOperation(seen: Operation): SeenOperation {

@@ -9,7 +9,7 @@ import { operationSummary } from '../../../events/status-events.ts';
 import { LIFECYCLE_EVENT_TYPES } from '../../../events/types.ts';
 import { READY, REASONS } from '../reasons.ts';
 import { brakeMessage, CYCLE_BRAKE_CONDITION, cycleTurn, heldForMs } from '../cycle-brake.ts';
-import { abandonHint, endOfLife } from '../cleanup.ts';
+import { abandonHint, endOfLife, leafEndsLife } from '../cleanup.ts';
 import type { SidecarView, StepEffects, StepInput, TransitionCause } from '../step-types.ts';
 import { NODE_CONDITION_REASONS } from './conditions.ts';
 import type { StatusDraft } from './draft.ts';
@@ -116,8 +116,9 @@ export function transition(work: StatusDraft, next: string, events: string[], in
   if (next === desired && !hasAction) {
     work.readiness(true, REASONS.reached, `${next} reached`);
     work.emit(LIFECYCLE_EVENT_TYPES.converged, next, { ...data, reason: REASONS.reached });
-    // A leaf ends the resource's life: look again to do that once its events are out.
-    return model.graph.node(next).isLeaf ? { status: work.pruned(), again: true } : { status: work.pruned() };
+    // A leaf ends the resource's life: look again to do that once its events are out. One kept there
+    // (spec.onLeaf: Keep) has nothing left to do: that look would change nothing.
+    return model.graph.node(next).isLeaf && leafEndsLife(input.resource) ? { status: work.pruned(), again: true } : { status: work.pruned() };
   }
   const reason = next === desired ? REASONS.actionRunning : REASONS.progressing;
   work.readiness(false, reason, next === desired ? `${next} entered; its action runs` : `on the way from ${next} to ${desired}`);
