@@ -165,6 +165,12 @@ export class LifecycleController {
   readonly #deleted = new Set<string>();
   /** The graph or an earlier revision it serves declares objects: its CRs' are made. */
   readonly #declaresObjects: boolean;
+  /**
+   * Per resource, the inventory as applied (objects/apply.ts) not written yet, and the resourceVersion
+   * of the write it follows: the look the step asked for at once (to start the action its objects held
+   * back) steps from it and writes it with its own status, one write instead of two.
+   */
+  readonly #heldRecords = new Map<string, { readonly resourceVersion: string; readonly status: LifecycleStatus }>();
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
@@ -220,6 +226,7 @@ export class LifecycleController {
         this.#ownWrites.forget(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
+        this.#heldRecords.delete(key);
         this.#look.forget(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
@@ -284,11 +291,14 @@ export class LifecycleController {
         ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
       });
     }
-    const status = parseStatus(obj.status);
+    const written = parseStatus(obj.status);
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
+    // Only what is written: a held record's event goes out once its write succeeded.
+    this.#offer(key, resource, written !== undefined && !('invalid' in written) ? written : undefined);
+    const held = this.#heldRecord(key, obj);
+    const status = held ?? written;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
-    this.#offer(key, resource, stored);
 
     const sidecar = await this.#look.view(key, resolved, stored, ctx.log);
     const view: ResourceView = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status, ...(await deletionView(metadata, sidecar, this.#options.transport, ctx.log)) };
@@ -319,7 +329,9 @@ export class LifecycleController {
     const span = this.#telemetry.commitSpan(key, stored, effects, startedAt);
     if (span !== undefined) resource.traceparent = traceparentOf(span);
     try {
-      const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx, render);
+      // The held record is written with the step's status, or alone when the step writes none.
+      const carried = held !== undefined && effects.status === undefined ? { ...effects, status: held } : effects;
+      const result = await this.#carryOut(key, obj, stored, carried, resolved, resource, seen, span, ctx, render);
       mark?.settled(this.#markKey(key));
       return result;
     } finally {
@@ -359,7 +371,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
-    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource, render);
+    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource, render, effects.again === true);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -455,7 +467,7 @@ export class LifecycleController {
    * the CR is still at its node of the same revision (the step's write changes neither the CR's
    * metadata nor its spec).
    */
-  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined): Promise<LifecycleObject> {
+  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined, lookingAgain: boolean): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
@@ -478,6 +490,13 @@ export class LifecycleController {
         this.#offer(resource.key, resource, next);
         return next;
       },
+      // The look asked for at once writes it with its own status.
+      ...(lookingAgain ? {
+        writeApplied: async (next: LifecycleStatus) => {
+          this.#heldRecords.set(resource.key, { resourceVersion: obj.metadata.resourceVersion ?? '', status: next });
+          return next;
+        },
+      } : {}),
     };
     const { applied } = await applyNodeObjects(io, owner, status, rendering);
     // An apply the API server stores wakes the CR through the owned caches; one it stores nothing of
@@ -485,6 +504,13 @@ export class LifecycleController {
     // and the readiness of this look judged the object not applied yet: the next look judges it.
     if (applied > 0) this.controller.enqueue(objectKey(obj));
     return obj;
+  }
+
+  /** The record held for this look, taken once: only while the CR is as the write it follows left it (else its objects are applied and recorded anew). */
+  #heldRecord(key: string, obj: LifecycleObject): LifecycleStatus | undefined {
+    const held = this.#heldRecords.get(key);
+    this.#heldRecords.delete(key);
+    return held !== undefined && held.resourceVersion === obj.metadata.resourceVersion ? held.status : undefined;
   }
 
   /** The metrics' counts of applies and objects let go of, when there are metrics. */
