@@ -202,4 +202,21 @@ describe('the writes of a transition whose objects change', () => {
     expect(servicing.status?.objects?.[0]).toMatchObject({ id: 'config', hash: expect.any(String), fields: expect.any(String) });
   });
 
+  test('a CR\'s first transition records the object it makes in its commit, before creating it: three status writes there too', async () => {
+    const { namespace } = paced!;
+    const versions: LifecycleObject[] = [];
+    const path = `/apis/${PACEDS.group}/${PACEDS.version}/namespaces/${namespace}/${PACEDS.plural}`;
+    const watch = await new Watch(kc).watch(path, { fieldSelector: 'metadata.name=b' }, (_phase, o: LifecycleObject) => versions.push(o), () => undefined);
+    await paceds.create(namespace, 'b', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(paceds, namespace, 'b', 'Ready at Running', (o) => readyAt('Running')(o) && o.status?.operation?.phase === 'Succeeded');
+    await sleep(500);
+    watch.abort();
+    const statusWrites = versions.filter((o, i) => i > 0 && !isDeepStrictEqual(o.status, versions[i - 1]!.status) && !seenRunning(o));
+    // The commit names the ConfigMap without a hash (not applied yet); the next write, its apply recorded, starts the action.
+    expect(statusWrites.map((o) => ({ phase: o.status?.operation?.phase, objects: o.status?.objects?.map(({ id, hash }) => ({ id, applied: hash !== undefined })) }))).toEqual([
+      { phase: 'Pending', objects: [{ id: 'config', applied: false }] },
+      { phase: 'Pending', objects: [{ id: 'config', applied: true }] },
+      { phase: 'Succeeded', objects: [{ id: 'config', applied: true }] },
+    ]);
+  });
 });

@@ -30,6 +30,7 @@ import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION, modelOfRevision, objectsGraph } from './model.ts';
 import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
+import { planObjects } from './objects/inventory.ts';
 import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
@@ -365,13 +366,17 @@ export class LifecycleController {
     render: LookRender | undefined,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
+    const makesObjects = effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0);
+    if (makesObjects && effects.status !== undefined && 'state' in effects.status) {
+      ({ effects, render } = this.#recordingNewObjects(obj, effects, effects.status, render));
+    }
     if (effects.status !== undefined) {
       obj = await this.#writeStatus(obj, effects.status);
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
-    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource, render, effects.again === true);
+    if (makesObjects) obj = await this.#applyNodeObjects(obj, resource, render, effects.again === true);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -433,6 +438,22 @@ export class LifecycleController {
     const render = { graph, state: stored.state, rendering: renderObjects(graph, owner, stored.state) };
     const read = readNodeReadiness((...object) => owned.cached(...object), owner.metadata.namespace, render.rendering, stored.objects ?? []);
     return { objects: { node: stored.state, ...read }, render };
+  }
+
+  /**
+   * The step's write with the objects of the node it puts the CR at that the inventory lacks (no hash
+   * yet): recorded before they are created by that write, not one of their own. With the render, which
+   * the apply after the write reuses.
+   */
+  #recordingNewObjects(obj: LifecycleObject, effects: StepEffects, status: LifecycleStatus, render: LookRender | undefined): { effects: StepEffects; render: LookRender | undefined } {
+    const owner = this.#objectOwner(obj);
+    const graph = objectsGraph(this.#model, status);
+    if (owner === undefined || graph === undefined || graph.objects.length === 0) return { effects, render };
+    const rendering = render?.graph === graph && render.state === status.state ? render.rendering : renderObjects(graph, owner, status.state);
+    const rendered = { graph, state: status.state, rendering };
+    // A render problem is said by the apply, which applies nothing.
+    const record = rendering.problems.length > 0 ? undefined : planObjects(status.objects ?? [], rendering.objects).record;
+    return { effects: record === undefined ? effects : { ...effects, status: { ...status, objects: record } }, render: rendered };
   }
 
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
