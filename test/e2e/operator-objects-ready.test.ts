@@ -3,8 +3,9 @@
 // once its objects are ready (read from okt's caches: waiting costs no request, a status change wakes the CR), Ready=False naming the object and kstatus's message meanwhile; a failed
 // Job is the failure of Backup's action (its retry policy runs it again, then the CR stalls); a Job
 // never done meets Restore's deadline, whose timeout edge is taken.
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, Watch, type V1ConfigMap, type V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readyGraph } from '../fixtures/ready-graph.ts';
 import { defineGraph } from '../../src/graph/index.ts';
@@ -159,5 +160,63 @@ describe('one render per look', () => {
     const looked = (await looks()) - looksBefore;
     expect(looked).toBeGreaterThanOrEqual(3);
     expect(renders - rendersBefore).toBe(looked);
+  });
+});
+
+describe('the writes of a transition whose objects change', () => {
+  const pacedGraph = defineGraph({
+    name: 'paced',
+    entry: 'Start',
+    nodes: { Start: { children: ['Running'] }, Running: { children: ['Servicing', 'End'] }, Servicing: { children: ['Running'] }, End: {} },
+    objects: [{ id: 'config', apiVersion: 'v1', kind: 'ConfigMap', name: 'config', render: ({ node }): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', data: { node } }) }],
+  });
+  const PACEDS = { group: 'okt.dev', version: 'v1alpha1', plural: 'paceds', kind: 'Paced' } as const;
+  const paceds = lifecycleObjects(kc, PACEDS);
+  /** A look while the action ran (a watch event woke the CR) records that it runs: the step's write, not the objects'. */
+  const seenRunning = (o: LifecycleObject) => o.status?.operation?.phase === 'Running';
+  let paced: LocalOperator | undefined;
+  afterAll(async () => paced?.stop());
+
+  test('three status writes and one apply: the commit, the objects recorded as applied with the ready verdict as the action starts, the action\'s end', async () => {
+    await applyGraphCrd(kc, pacedGraph, PACEDS);
+    paced = await startLocalOperator(kc, { graph: pacedGraph, resource: PACEDS, namespacePrefix: 'okt-paced' });
+    const { namespace, operator } = paced;
+    const restsAt = (state: string) => (o: LifecycleObject) => readyAt(state)(o) && o.status?.operation?.node === state && o.status.operation.phase === 'Succeeded';
+    await paceds.create(namespace, 'a', { desiredState: 'Running', onLeaf: 'Keep' });
+    const atRest = await waitForObject(paceds, namespace, 'a', 'Ready at Running', restsAt('Running'));
+    await sleep(500);
+    // Every version of the CR from here on (the operator's transport also renews its Lease, with PUTs too).
+    const versions: LifecycleObject[] = [];
+    const path = `/apis/${PACEDS.group}/${PACEDS.version}/namespaces/${namespace}/${PACEDS.plural}`;
+    const watch = await new Watch(kc).watch(path, { resourceVersion: atRest.metadata?.resourceVersion ?? '', fieldSelector: 'metadata.name=a' }, (_phase, o: LifecycleObject) => versions.push(o), () => undefined);
+    const applies = operator.transport.counters.byVerb.patch;
+    await paceds.patchSpec(namespace, 'a', { desiredState: 'Servicing' });
+    const servicing = await waitForObject(paceds, namespace, 'a', 'Ready at Servicing', restsAt('Servicing'));
+    await sleep(500);
+    watch.abort();
+    // Each version but the spec edit's is a status write; the ConfigMap's server-side apply is a PATCH.
+    const statusWrites = versions.filter((o, i) => !isDeepStrictEqual(o.status, (versions[i - 1] ?? atRest).status) && !seenRunning(o)).length;
+    expect({ statusWrites, applies: operator.transport.counters.byVerb.patch - applies }).toEqual({ statusWrites: 3, applies: 1 });
+    expect(conditionOf(servicing, 'ObjectsApplied')).toMatchObject({ status: 'True', message: 'every object the graph makes at Servicing is applied' });
+    expect(conditionOf(servicing, 'ObjectsReady')).toMatchObject({ status: 'True', message: `every object of Servicing is ready: its action starts (operation ${servicing.status?.operation?.id ?? ''})` });
+    expect(servicing.status?.objects?.[0]).toMatchObject({ id: 'config', hash: expect.any(String), fields: expect.any(String) });
+  });
+
+  test('a CR\'s first transition records the object it makes in its commit, before creating it: three status writes there too', async () => {
+    const { namespace } = paced!;
+    const versions: LifecycleObject[] = [];
+    const path = `/apis/${PACEDS.group}/${PACEDS.version}/namespaces/${namespace}/${PACEDS.plural}`;
+    const watch = await new Watch(kc).watch(path, { fieldSelector: 'metadata.name=b' }, (_phase, o: LifecycleObject) => versions.push(o), () => undefined);
+    await paceds.create(namespace, 'b', { desiredState: 'Running', onLeaf: 'Keep' });
+    await waitForObject(paceds, namespace, 'b', 'Ready at Running', (o) => readyAt('Running')(o) && o.status?.operation?.phase === 'Succeeded');
+    await sleep(500);
+    watch.abort();
+    const statusWrites = versions.filter((o, i) => i > 0 && !isDeepStrictEqual(o.status, versions[i - 1]!.status) && !seenRunning(o));
+    // The commit names the ConfigMap without a hash (not applied yet); the next write, its apply recorded, starts the action.
+    expect(statusWrites.map((o) => ({ phase: o.status?.operation?.phase, objects: o.status?.objects?.map(({ id, hash }) => ({ id, applied: hash !== undefined })) }))).toEqual([
+      { phase: 'Pending', objects: [{ id: 'config', applied: false }] },
+      { phase: 'Pending', objects: [{ id: 'config', applied: true }] },
+      { phase: 'Succeeded', objects: [{ id: 'config', applied: true }] },
+    ]);
   });
 });

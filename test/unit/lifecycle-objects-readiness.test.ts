@@ -132,9 +132,9 @@ describe('readNodeReadiness: a node\'s objects judged from okt\'s caches', () =>
     expect(judge(cachedAs(live('batch/v1', 'Job', { status: {} }))).verdict).toEqual(jobIs('Job in progress'));
   });
 
-  test('not ready: one the cache lacks, one whose cache has not seen okt\'s last apply, and one not applied as rendered (not looked up)', () => {
+  test('not ready: one the cache lacks, one whose kind\'s cache has not synced, and one not applied as rendered (not looked up)', () => {
     expect(judge({ kind: 'absent' }).verdict).toEqual(jobIs('not found'));
-    expect(judge({ kind: 'unseen' }).verdict).toEqual(jobIs('applied, not seen by okt\'s cache yet'));
+    expect(judge({ kind: 'unseen' }).verdict).toEqual(jobIs('okt\'s cache of its kind has not synced yet'));
     const unapplied = judge(cachedAs(live('batch/v1', 'Job', { status: { conditions: conditions(['Complete', 'True']) } })), applied.map((e) => (e.id === 'job' ? { ...e, hash: 'an older render' } : e)));
     expect(unapplied).toEqual({ verdict: jobIs('not applied yet'), asked: ['ConfigMap team/x'] });
   });

@@ -4,7 +4,7 @@
 import type { V1ConfigMap, V1Secret, V1Service } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { defineGraph, renderObjects, type ObjectDeclaration, type ObjectOwner } from '../../src/graph/index.ts';
 import { planObjects, renderHash } from '../../src/controller/lifecycle/objects/inventory.ts';
 import { reverseDeclarationOrder } from '../../src/controller/lifecycle/objects/prune.ts';
@@ -13,7 +13,7 @@ import type { InventoryEntry } from '../../src/kube/lifecycle-resource.ts';
 import { lifecycleStatusSchema } from '../../src/kube/lifecycle-resource.ts';
 import { generateManifests } from '../../src/kube/manifests.ts';
 import { loadGraphFile } from '../../src/cli/graph-module.ts';
-import { kindResource, type KubeTransport } from '../../src/kube/transport/index.ts';
+import { kindResource, type KubeObject, type KubeTransport, type WatchEvent } from '../../src/kube/transport/index.ts';
 
 const appGraph = (more: ObjectDeclaration<'Start' | 'Running' | 'Stopped'>[] = []) => defineGraph({
   name: 'app',
@@ -161,6 +161,52 @@ describe('a fight over an object okt puts back', () => {
       now += FIGHT_WINDOW_MS / (FIGHT_REPAIRS - 1);
       expect(repair({ kind: 'deleted' })).toBeUndefined();
     }
+    owned.close();
+  });
+});
+
+describe('the owned objects\' cache after okt\'s own apply', () => {
+  test('an object okt applied is judged as the apply returned it until the cache\'s watch brings that write, then as the cache holds it', async () => {
+    const configGraph = defineGraph({
+      name: 'cfg',
+      entry: 'A',
+      nodes: { A: {} },
+      objects: [{ id: 'config', apiVersion: 'v1', kind: 'ConfigMap', name: 'config', render: ({ node }): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', data: { node } }) }],
+    });
+    const configMap = (resourceVersion: string, node: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', name: 'db-config', resourceVersion }, data: { node } });
+    // The watch stream: events the test sends, until the informer stops.
+    const sent: WatchEvent[] = [];
+    let wake: (() => void) | undefined;
+    const send = (event: WatchEvent) => {
+      sent.push(event);
+      wake?.();
+    };
+    const transport = {
+      list: async () => ({ items: [configMap('5', 'A')], metadata: { resourceVersion: '5' } }),
+      async *watch(_resource: unknown, { signal }: { signal: AbortSignal }) {
+        while (!signal.aborted) {
+          const event = sent.shift();
+          if (event !== undefined) yield event;
+          else await new Promise<void>((resolve) => { wake = resolve; signal.addEventListener('abort', () => resolve(), { once: true }); });
+        }
+      },
+    } as unknown as KubeTransport;
+    const owned = new OwnedObjects({ graph: configGraph, transport, owner: { apiVersion: 'okt.dev/v1', kind: 'App' }, enqueue: () => undefined });
+    const [informer] = owned.informers;
+    informer!.start();
+    await informer!.waitForSync();
+    const live = () => owned.cached('v1', 'ConfigMap', 'ns', 'db-config');
+    expect(live()).toMatchObject({ kind: 'live', object: { data: { node: 'A' } } });
+    owned.applied('v1', 'ConfigMap', configMap('7', 'B') as KubeObject);
+    expect(live()).toMatchObject({ kind: 'live', object: { metadata: { resourceVersion: '7' }, data: { node: 'B' } } });
+    // An older event (someone's write before okt's apply) does not take its place.
+    send({ type: 'MODIFIED', object: configMap('6', 'C') as KubeObject });
+    await vi.waitFor(() => expect(informer!.resourceVersion).toBe('6'));
+    expect(live()).toMatchObject({ kind: 'live', object: { metadata: { resourceVersion: '7' } } });
+    send({ type: 'MODIFIED', object: configMap('8', 'B') as KubeObject });
+    await vi.waitFor(() => expect(informer!.resourceVersion).toBe('8'));
+    expect(live()).toMatchObject({ kind: 'live', object: { metadata: { resourceVersion: '8' } } });
+    await informer!.stop();
     owned.close();
   });
 });

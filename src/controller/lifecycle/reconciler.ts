@@ -30,6 +30,7 @@ import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION, modelOfRevision, objectsGraph } from './model.ts';
 import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
+import { planObjects } from './objects/inventory.ts';
 import { OwnedObjects } from './objects/owned.ts';
 import { readNodeReadiness } from './objects/read-readiness.ts';
 import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
@@ -165,6 +166,12 @@ export class LifecycleController {
   readonly #deleted = new Set<string>();
   /** The graph or an earlier revision it serves declares objects: its CRs' are made. */
   readonly #declaresObjects: boolean;
+  /**
+   * Per resource, the inventory as applied (objects/apply.ts) not written yet, and the resourceVersion
+   * of the write it follows: the look the step asked for at once (to start the action its objects held
+   * back) steps from it and writes it with its own status, one write instead of two.
+   */
+  readonly #heldRecords = new Map<string, { readonly resourceVersion: string; readonly status: LifecycleStatus }>();
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
@@ -220,6 +227,7 @@ export class LifecycleController {
         this.#ownWrites.forget(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
+        this.#heldRecords.delete(key);
         this.#look.forget(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
@@ -284,11 +292,14 @@ export class LifecycleController {
         ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
       });
     }
-    const status = parseStatus(obj.status);
+    const written = parseStatus(obj.status);
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
+    // Only what is written: a held record's event goes out once its write succeeded.
+    this.#offer(key, resource, written !== undefined && !('invalid' in written) ? written : undefined);
+    const held = this.#heldRecord(key, obj);
+    const status = held ?? written;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
-    this.#offer(key, resource, stored);
 
     const sidecar = await this.#look.view(key, resolved, stored, ctx.log);
     const view: ResourceView = { uid, generation: metadata.generation ?? 1, deleting, spec: spec.data, status, ...(await deletionView(metadata, sidecar, this.#options.transport, ctx.log)) };
@@ -319,7 +330,9 @@ export class LifecycleController {
     const span = this.#telemetry.commitSpan(key, stored, effects, startedAt);
     if (span !== undefined) resource.traceparent = traceparentOf(span);
     try {
-      const result = await this.#carryOut(key, obj, stored, effects, resolved, resource, seen, span, ctx, render);
+      // The held record is written with the step's status, or alone when the step writes none.
+      const carried = held !== undefined && effects.status === undefined ? { ...effects, status: held } : effects;
+      const result = await this.#carryOut(key, obj, stored, carried, resolved, resource, seen, span, ctx, render);
       mark?.settled(this.#markKey(key));
       return result;
     } finally {
@@ -353,13 +366,17 @@ export class LifecycleController {
     render: LookRender | undefined,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
+    const makesObjects = effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0);
+    if (makesObjects && effects.status !== undefined && 'state' in effects.status) {
+      ({ effects, render } = this.#recordingNewObjects(obj, effects, effects.status, render));
+    }
     if (effects.status !== undefined) {
       obj = await this.#writeStatus(obj, effects.status);
       if ('state' in effects.status) this.#telemetry.recordWrite(stored, effects.status, seen, span, ctx.log);
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
-    if (effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0)) obj = await this.#applyNodeObjects(obj, resource, render);
+    if (makesObjects) obj = await this.#applyNodeObjects(obj, resource, render, effects.again === true);
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -423,6 +440,22 @@ export class LifecycleController {
     return { objects: { node: stored.state, ...read }, render };
   }
 
+  /**
+   * The step's write with the objects of the node it puts the CR at that the inventory lacks (no hash
+   * yet): recorded before they are created by that write, not one of their own. With the render, which
+   * the apply after the write reuses.
+   */
+  #recordingNewObjects(obj: LifecycleObject, effects: StepEffects, status: LifecycleStatus, render: LookRender | undefined): { effects: StepEffects; render: LookRender | undefined } {
+    const owner = this.#objectOwner(obj);
+    const graph = objectsGraph(this.#model, status);
+    if (owner === undefined || graph === undefined || graph.objects.length === 0) return { effects, render };
+    const rendering = render?.graph === graph && render.state === status.state ? render.rendering : renderObjects(graph, owner, status.state);
+    const rendered = { graph, state: status.state, rendering };
+    // A render problem is said by the apply, which applies nothing.
+    const record = rendering.problems.length > 0 ? undefined : planObjects(status.objects ?? [], rendering.objects).record;
+    return { effects: record === undefined ? effects : { ...effects, status: { ...status, objects: record } }, render: rendered };
+  }
+
   /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
   #objectOwner(obj: LifecycleObject): ObjectOwner | undefined {
     // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
@@ -455,7 +488,7 @@ export class LifecycleController {
    * the CR is still at its node of the same revision (the step's write changes neither the CR's
    * metadata nor its spec).
    */
-  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined): Promise<LifecycleObject> {
+  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined, lookingAgain: boolean): Promise<LifecycleObject> {
     const status = parseStatus(obj.status);
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
@@ -478,6 +511,13 @@ export class LifecycleController {
         this.#offer(resource.key, resource, next);
         return next;
       },
+      // The look asked for at once writes it with its own status.
+      ...(lookingAgain ? {
+        writeApplied: async (next: LifecycleStatus) => {
+          this.#heldRecords.set(resource.key, { resourceVersion: obj.metadata.resourceVersion ?? '', status: next });
+          return next;
+        },
+      } : {}),
     };
     const { applied } = await applyNodeObjects(io, owner, status, rendering);
     // An apply the API server stores wakes the CR through the owned caches; one it stores nothing of
@@ -485,6 +525,13 @@ export class LifecycleController {
     // and the readiness of this look judged the object not applied yet: the next look judges it.
     if (applied > 0) this.controller.enqueue(objectKey(obj));
     return obj;
+  }
+
+  /** The record held for this look, taken once: only while the CR is as the write it follows left it (else its objects are applied and recorded anew). */
+  #heldRecord(key: string, obj: LifecycleObject): LifecycleStatus | undefined {
+    const held = this.#heldRecords.get(key);
+    this.#heldRecords.delete(key);
+    return held !== undefined && held.resourceVersion === obj.metadata.resourceVersion ? held.status : undefined;
   }
 
   /** The metrics' counts of applies and objects let go of, when there are metrics. */

@@ -25,6 +25,13 @@ export interface NodeObjectsIo {
   readonly transport: KubeTransport;
   /** Writes the CR's status whole and returns it as written. */
   write(status: LifecycleStatus): Promise<LifecycleStatus>;
+  /**
+   * Records the inventory as applied, with ObjectsApplied and its event (absent: `write`): the
+   * reconciler holds it for the write of the look it asked for at once, when there is one. Lost in a
+   * crash, it costs only an apply of the same render (which records it then), no orphan: every
+   * object it names was in the inventory before it was created.
+   */
+  writeApplied?(status: LifecycleStatus): Promise<LifecycleStatus>;
   readonly now: string;
   /** The cache of the objects okt made: one deleted or changed by someone since okt applied it is applied again. None for a CR being deleted (its objects are being let go of). */
   readonly owned?: OwnedObjects;
@@ -99,7 +106,7 @@ export async function applyNodeObjects(io: NodeObjectsIo, owner: ObjectOwner, st
     const applied = fields.get(entry.id);
     return applied === undefined ? entry : { ...entry, fields: applied };
   });
-  return { status: await writeIfChanged(io, status, { ...status, objects: settled, conditions: condition }, event), applied: fields.size };
+  return { status: await writeIfChanged(io, status, { ...status, objects: settled, conditions: condition }, event, io.writeApplied), applied: fields.size };
 }
 
 /** An event about the objects of the CR's node, its data the status's as the step's events have it. */
@@ -154,8 +161,8 @@ function objectsCondition(io: NodeObjectsIo, status: LifecycleStatus, state: 'Tr
   return setCondition(status.conditions, { type: OBJECTS_CONDITION, status: state, reason, message, observedGeneration: status.observedGeneration }, io.now);
 }
 
-/** Writes `next` unless it says what `before` says; the write that says it holds `event` (the fact's news). */
-async function writeIfChanged(io: NodeObjectsIo, before: LifecycleStatus, next: LifecycleStatus, event?: Omit<OutboxEntry, 'sequence'>): Promise<LifecycleStatus> {
+/** Writes `next` (by `write`) unless it says what `before` says; the write that says it holds `event` (the fact's news). */
+async function writeIfChanged(io: NodeObjectsIo, before: LifecycleStatus, next: LifecycleStatus, event?: Omit<OutboxEntry, 'sequence'>, write = io.write): Promise<LifecycleStatus> {
   if (isDeepStrictEqual(before, next)) return before;
-  return io.write(event === undefined ? next : withMoreEvents(next, io.events.delivered, io.graph.name, io.events.desired, [event]));
+  return write(event === undefined ? next : withMoreEvents(next, io.events.delivered, io.graph.name, io.events.desired, [event]));
 }

@@ -28,7 +28,7 @@ interface ManagedFieldsEntry {
 /** Why an applied object is to be applied again: gone, or a field okt owns taken by `manager` (undefined: the inventory has no record of okt's fields in it, as one an earlier okt wrote). */
 export type Drift = { readonly kind: 'deleted' } | { readonly kind: 'changed'; readonly manager: string | undefined };
 
-/** An object as the cache holds it: `unseen` while the cache has not synced or not yet seen okt's last apply of it (its event wakes the CR). */
+/** An object as the cache holds it (or as okt's last apply returned it, which the cache has not seen yet): `unseen` while the cache has not synced. */
 export type Cached = { readonly kind: 'unseen' } | { readonly kind: 'absent' } | { readonly kind: 'live'; readonly object: KubeObject };
 
 /** A fight: the object is left alone until `until`, `manager` writing what okt owns back each time. */
@@ -56,8 +56,8 @@ export class OwnedObjects {
   /** One per kind the graph's declarations name, by `apiVersion kind`. */
   readonly #informers = new Map<string, Informer>();
   readonly #options: OwnedObjectsOptions;
-  /** The resourceVersion okt's last apply of each object returned: until the cache reaches it, the cache's copy is older than okt's write. */
-  readonly #applied = new Map<string, string>();
+  /** What okt's last apply of each object returned, kept until the cache reaches it: the cache's copy is older than okt's write until then. */
+  readonly #applied = new Map<string, KubeObject>();
   readonly #repairs = new Map<string, number[]>();
   readonly #fights = new Map<string, Fight>();
   readonly #wakeups = new Set<NodeJS.Timeout>();
@@ -82,9 +82,15 @@ export class OwnedObjects {
         const key = this.#ownerKey(obj);
         if (key !== undefined) options.enqueue(key);
       };
+      const seen = (obj: KubeObject) => {
+        const id = objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
+        const written = this.#applied.get(id)?.metadata.resourceVersion;
+        if (written !== undefined && !behind(obj.metadata.resourceVersion ?? '', written)) this.#applied.delete(id);
+        wake(obj);
+      };
       informer.addHandler({
-        onAdd: wake,
-        onChange: wake,
+        onAdd: seen,
+        onChange: seen,
         onDelete: (obj) => {
           this.#applied.delete(objectId(apiVersion, kind, obj.metadata.namespace ?? '', obj.metadata.name ?? ''));
           wake(obj);
@@ -101,16 +107,24 @@ export class OwnedObjects {
 
   /** Remembers okt's apply of an object (what it returned): the cache's copy is older until it reaches that write. */
   applied(apiVersion: string, kind: string, object: KubeObject): void {
-    const { namespace = '', name = '', resourceVersion = '' } = object.metadata;
-    this.#applied.set(objectId(apiVersion, kind, namespace, name), resourceVersion);
+    const { namespace = '', name = '' } = object.metadata;
+    this.#applied.set(objectId(apiVersion, kind, namespace, name), keepOwnFields(object));
   }
 
-  /** The object as the cache holds it, once the cache has seen okt's last apply of it. */
+  /**
+   * The object as the cache holds it; while the cache has not yet seen okt's last apply of it, as
+   * that apply returned it (the API server's object then, status included): judged at once after
+   * the apply, not a watch event later.
+   */
   cached(apiVersion: string, kind: string, namespace: string, name: string): Cached {
     const informer = this.#informers.get(kindId(apiVersion, kind));
     if (informer === undefined || !informer.hasSynced) return { kind: 'unseen' };
-    const written = this.#applied.get(objectId(apiVersion, kind, namespace, name));
-    if (written !== undefined && behind(informer.resourceVersion, written)) return { kind: 'unseen' };
+    const id = objectId(apiVersion, kind, namespace, name);
+    const written = this.#applied.get(id);
+    if (written !== undefined) {
+      if (behind(informer.resourceVersion, written.metadata.resourceVersion ?? '')) return { kind: 'live', object: written };
+      this.#applied.delete(id);
+    }
     const object = informer.store.get(`${namespace}/${name}`);
     return object === undefined ? { kind: 'absent' } : { kind: 'live', object };
   }
@@ -118,8 +132,8 @@ export class OwnedObjects {
   /**
    * Whether an object the inventory says is applied must be applied again: the cache lacks it
    * (someone deleted it), or okt's fields in it are not `fields`, those the inventory recorded of
-   * okt's last apply (ownFieldsHash). Undefined: it is as okt left it, or the cache has not yet seen
-   * okt's last write of it (its event wakes the CR).
+   * okt's last apply (ownFieldsHash). Undefined: it is as okt left it (or as its last apply returned
+   * it, which the cache has not seen yet), or the cache has not synced.
    */
   drift(apiVersion: string, kind: string, namespace: string, name: string, fields: string | undefined): Drift | undefined {
     const cached = this.cached(apiVersion, kind, namespace, name);

@@ -19,7 +19,8 @@ export type CachedObject = (apiVersion: string, kind: string, namespace: string,
 /**
  * Judges the objects of the CR's node, `rendering` being their render there and `inventory` the
  * CR's status.objects. One not applied as rendered yet (its inventory hash differs) is in progress:
- * its live state is not the render's; so is one whose cache has not yet seen okt's last apply of it.
+ * its live state is not the render's; one okt applied that its cache has not seen yet is judged as the
+ * apply returned it (owned.ts), so a look right after the apply judges it.
  */
 export function readNodeReadiness(cached: CachedObject, namespace: string, rendering: ObjectRendering, inventory: readonly InventoryEntry[]): NodeObjects {
   if (rendering.problems.length > 0) return { readiness: { kind: 'inProgress', object: 'the node\'s objects', message: rendering.problems.map((p) => p.message).join('; ') }, objects: [] };
@@ -29,7 +30,7 @@ export function readNodeReadiness(cached: CachedObject, namespace: string, rende
     const name = object.metadata?.name ?? '';
     const live = unapplied.has(rendered) ? undefined : cached(declaration.apiVersion, declaration.kind, namespace, name);
     const readiness = live === undefined ? inProgress('not applied yet')
-      : live.kind === 'unseen' ? inProgress('applied, not seen by okt\'s cache yet')
+      : live.kind === 'unseen' ? inProgress('okt\'s cache of its kind has not synced yet')
       : live.kind === 'absent' ? inProgress('not found')
       : objectReadiness(declaration, live.object as KubernetesObject);
     return { name: `${declaration.kind} ${name} (object "${declaration.id}")`, readiness, ref: { id: declaration.id, kind: declaration.kind, name } };
