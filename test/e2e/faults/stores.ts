@@ -239,7 +239,8 @@ export class StoresUnderTest {
       if (chosen === undefined) return false;
       this.#held.add(chosen.metadata.name);
       try {
-        await this.#stores.patchSpec(this.#namespace, chosen.metadata.name, { desiredState: 'RolledBack' });
+        // As read: a move of the walker's that landed meanwhile is not overwritten (nor overwrites this).
+        await this.#stores.patchSpec(this.#namespace, chosen.metadata.name, { desiredState: 'RolledBack' }, chosen.metadata.resourceVersion);
         return true;
       } catch {
         this.#held.delete(chosen.metadata.name);
@@ -326,7 +327,8 @@ export class StoresUnderTest {
         for (const cr of await this.#list()) {
           const next = WALKED.find((n) => n !== cr.spec.desiredState);
           if (this.#held.has(cr.metadata.name) || !settled(cr) || !WALKED.includes(cr.spec.desiredState as never) || next === undefined) continue;
-          await this.#stores.patchSpec(this.#namespace, cr.metadata.name, { desiredState: next }).catch(() => undefined);
+          // As read: a patch still in flight when a fault takes the CR must not land after the fault's own (seed -1916868773: a move to Servicing after the never-ready fault's RolledBack).
+          await this.#stores.patchSpec(this.#namespace, cr.metadata.name, { desiredState: next }, cr.metadata.resourceVersion).catch(() => undefined);
         }
       } catch {
         // the API server may be restarting: the next tick reads again

@@ -40,8 +40,9 @@ export function lifecycleObjects(kc: KubeConfig, resource: LifecycleResourceRef)
     create: (namespace: string, name: string, spec: Record<string, unknown>, labels?: Record<string, string>) =>
       api.createNamespacedCustomObject({ ...ref, namespace, body: { apiVersion: `${resource.group}/${resource.version}`, kind: resource.kind, metadata: { name, ...(labels ? { labels } : {}) }, spec } }) as Promise<LifecycleObject>,
     get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...ref, namespace, name }) as Promise<LifecycleObject>,
-    patchSpec: (namespace: string, name: string, spec: Record<string, unknown>) =>
-      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { spec } }, mergePatch) as Promise<LifecycleObject>,
+    /** With `resourceVersion`: only if the CR is still as read (409 otherwise). */
+    patchSpec: (namespace: string, name: string, spec: Record<string, unknown>, resourceVersion?: string) =>
+      api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { ...(resourceVersion === undefined ? {} : { metadata: { resourceVersion } }), spec } }, mergePatch) as Promise<LifecycleObject>,
     annotate: (namespace: string, name: string, annotations: Record<string, string>) =>
       api.patchNamespacedCustomObject({ ...ref, namespace, name, body: { metadata: { annotations } } }, mergePatch) as Promise<LifecycleObject>,
     remove: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...ref, namespace, name }),
