@@ -132,6 +132,11 @@ interface LookRender {
   readonly rendering: ObjectRendering;
 }
 
+/** The render of `state` on `graph`: the look's own when it rendered that already, else rendered now. */
+function renderOnce(render: LookRender | undefined, graph: Graph, owner: ObjectOwner, state: string): LookRender {
+  return render?.graph === graph && render.state === state ? render : { graph, state, rendering: renderObjects(graph, owner, state) };
+}
+
 /** How soon the end of a deletion path looks again at an object it deleted that a finalizer still holds. */
 const OBJECTS_GONE_POLL_MS = 1_000;
 
@@ -449,8 +454,8 @@ export class LifecycleController {
     const owner = this.#objectOwner(obj);
     const graph = objectsGraph(this.#model, status);
     if (owner === undefined || graph === undefined || graph.objects.length === 0) return { effects, render };
-    const rendering = render?.graph === graph && render.state === status.state ? render.rendering : renderObjects(graph, owner, status.state);
-    const rendered = { graph, state: status.state, rendering };
+    const rendered = renderOnce(render, graph, owner, status.state);
+    const { rendering } = rendered;
     // A render problem is said by the apply, which applies nothing.
     const record = rendering.problems.length > 0 ? undefined : planObjects(status.objects ?? [], rendering.objects).record;
     return { effects: record === undefined ? effects : { ...effects, status: { ...status, objects: record } }, render: rendered };
@@ -494,7 +499,7 @@ export class LifecycleController {
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
     const graph = objectsGraph(this.#model, status);
     if (graph === undefined || (graph.objects.length === 0 && (status.objects ?? []).length === 0)) return obj;
-    const rendering = render?.graph === graph && render.state === status.state ? render.rendering : renderObjects(graph, owner, status.state);
+    const { rendering } = renderOnce(render, graph, owner, status.state);
     const { events } = this.#options;
     const io: NodeObjectsIo = {
       graph,
