@@ -1,10 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Span, Tracer } from '@opentelemetry/api';
-import { makesObjectsAt, renderObjects, sidecarServiceUrl, type Graph, type ObjectOwner, type ObjectRendering } from '../../graph/index.ts';
+import { sidecarServiceUrl, type Graph } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
-  LIFECYCLE_FINALIZER,
   lifecycleSpecSchema,
   type LifecycleSpec,
   type LifecycleStatus,
@@ -28,12 +26,9 @@ import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
-import { MIGRATE_ANNOTATION, modelOfRevision, objectsGraph } from './model.ts';
-import { applyNodeObjects, objectsDeletingCondition, type NodeObjectsIo, type ObjectCounts } from './objects/apply.ts';
-import { planObjects } from './objects/inventory.ts';
-import { OwnedObjects } from './objects/owned.ts';
-import { readNodeReadiness } from './objects/read-readiness.ts';
-import { letGo, reverseDeclarationOrder } from './objects/prune.ts';
+import { MIGRATE_ANNOTATION, modelOfRevision } from './model.ts';
+import { NodeObjects, type LifecycleObject, type LookRender } from './objects/node-objects.ts';
+import type { OwnedObjects } from './objects/owned.ts';
 import { unreadable } from './status/conditions.ts';
 import {
   createLifecycleModel,
@@ -44,7 +39,6 @@ import {
   type SeenOperation,
   type StartRefusal,
   type StepEffects,
-  type StepInput,
 } from './step.ts';
 
 /** The resource a lifecycle event is about, as the event emitter needs it. */
@@ -123,20 +117,6 @@ export interface LifecycleControllerOptions {
   deliveryMark?: DeliveryMark;
 }
 
-type LifecycleObject = KubeObject & { spec?: unknown; status?: unknown };
-
-/** A node's objects rendered in one look: for the readiness read before the step, and again for the apply after it if the CR is still at that node. */
-interface LookRender {
-  readonly graph: Graph;
-  readonly state: string;
-  readonly rendering: ObjectRendering;
-}
-
-/** The render of `state` on `graph`: the look's own when it rendered that already, else rendered now. */
-function renderOnce(render: LookRender | undefined, graph: Graph, owner: ObjectOwner, state: string): LookRender {
-  return render?.graph === graph && render.state === state ? render : { graph, state, rendering: renderObjects(graph, owner, state) };
-}
-
 /** How soon the end of a deletion path looks again at an object it deleted that a finalizer still holds. */
 const OBJECTS_GONE_POLL_MS = 1_000;
 
@@ -169,21 +149,14 @@ export class LifecycleController {
   readonly #cancelled = new Set<string>();
   /** Resources this controller deleted (a leaf reached through the spec), until the watch shows the deletion. */
   readonly #deleted = new Set<string>();
-  /** The graph or an earlier revision it serves declares objects: its CRs' are made. */
-  readonly #declaresObjects: boolean;
-  /**
-   * Per resource, the inventory as applied (objects/apply.ts) not written yet, and the resourceVersion
-   * of the write it follows: the look the step asked for at once (to start the action its objects held
-   * back) steps from it and writes it with its own status, one write instead of two.
-   */
-  readonly #heldRecords = new Map<string, { readonly resourceVersion: string; readonly status: LifecycleStatus }>();
+  /** The objects the nodes make for the CRs (objects/node-objects.ts). */
+  readonly #objects: NodeObjects;
   #closed = false;
 
   constructor(options: LifecycleControllerOptions) {
     this.#options = options;
     // The planner's tables and the decision table are built on first use, then cached.
     this.#model = createLifecycleModel(options.graph);
-    this.#declaresObjects = [options.graph, ...options.graph.previous].some((g) => g.objects.length > 0);
     const { group, version } = options.resource;
     this.#apiVersion = group === '' ? version : `${group}/${version}`;
     this.#sidecars = new SidecarClients(options.transport, options.sidecar ?? {}, options.logger === undefined ? {} : { logger: options.logger });
@@ -232,22 +205,26 @@ export class LifecycleController {
         this.#ownWrites.forget(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
-        this.#heldRecords.delete(key);
+        this.#objects.forget(key);
         this.#look.forget(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
         if (obj.metadata.uid) this.#options.events?.forget(obj.metadata.uid);
       },
     });
-    this.owned = !this.#declaresObjects ? undefined : new OwnedObjects({
-      graph: options.graph,
-      transport: options.transport,
+    this.#objects = new NodeObjects({
+      model: this.#model,
       owner: { apiVersion: this.#apiVersion, kind: options.resource.kind },
+      transport: options.transport,
       enqueue: (key) => this.controller.enqueue(key),
+      delivered: (uid) => this.#delivered(uid),
+      writeStatus: (obj, next) => this.#writeStatus(obj, next),
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
       ...(shard === undefined ? {} : { shard }),
       ...(options.watchIdleTimeoutMs === undefined ? {} : { watchIdleTimeoutMs: options.watchIdleTimeoutMs }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
+    this.owned = this.#objects.owned;
     // A newcomer leaves this view when it is labelled (and shows up in the shard's own): its deletion
     // here is no deletion, so only adds and updates count.
     this.newcomers?.addHandler({ onAdd: enqueueOwn, onChange: enqueueOwn });
@@ -286,7 +263,7 @@ export class LifecycleController {
       await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
       return;
     }
-    const renderedAs = this.#renderedAs(obj);
+    const renderedAs = this.#objects.renderedAs(obj);
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(obj), renderedAs));
     const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
     // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
@@ -302,7 +279,7 @@ export class LifecycleController {
     const events = this.#options.events;
     // Only what is written: a held record's event goes out once its write succeeded.
     this.#offer(key, resource, written !== undefined && !('invalid' in written) ? written : undefined);
-    const held = this.#heldRecord(key, obj);
+    const held = this.#objects.heldRecord(key, obj);
     const status = held ?? written;
     const stored = status !== undefined && !('invalid' in status) ? status : undefined;
 
@@ -314,12 +291,12 @@ export class LifecycleController {
     // Events this reconcile may commit carry `now`: the Lease's mark stays below it until they are offered.
     const mark = this.#options.deliveryMark;
     mark?.hold(this.#markKey(key), now);
-    const { objects, render } = this.#objectsReadiness(obj, stored);
+    const { objects, render } = this.#objects.readiness(obj, stored);
     const effects = step({
       model: this.#model,
       resource: view,
       sidecar,
-      delivered: events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER,
+      delivered: this.#delivered(uid),
       now,
       outboxLimit: this.#options.outboxLimit ?? 64,
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
@@ -343,6 +320,19 @@ export class LifecycleController {
     } finally {
       span?.end();
     }
+  }
+
+  /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
+  #revisionGraph(obj: LifecycleObject): Graph {
+    const status = parseStatus(obj.status);
+    const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
+    return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
+  }
+
+  /** The highest event sequence delivered for this uid: all of them when events are not sent anywhere. */
+  #delivered(uid: string): number {
+    const { events } = this.#options;
+    return events ? events.delivered(uid) : Number.MAX_SAFE_INTEGER;
   }
 
   /** The CR's name in the delivery mark, which every kind of the process shares (two kinds may have one `namespace/name`). */
@@ -371,9 +361,9 @@ export class LifecycleController {
     render: LookRender | undefined,
   ): Promise<ReconcileResult> {
     const client = resolved.kind === 'client' ? resolved.client : undefined;
-    const makesObjects = effects.finish === undefined && (this.#declaresObjects || (stored?.objects?.length ?? 0) > 0);
+    const makesObjects = effects.finish === undefined && this.#objects.involved(stored);
     if (makesObjects && effects.status !== undefined && 'state' in effects.status) {
-      ({ effects, render } = this.#recordingNewObjects(obj, effects, effects.status, render));
+      ({ effects, render } = this.#objects.recordingNew(obj, effects, effects.status, render));
     }
     if (effects.status !== undefined) {
       obj = await this.#writeStatus(obj, effects.status);
@@ -381,7 +371,7 @@ export class LifecycleController {
       if ('state' in effects.status) this.#offer(key, resource, effects.status);
     }
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
-    if (makesObjects) obj = await this.#applyNodeObjects(obj, resource, render, effects.again === true);
+    if (makesObjects) obj = await this.#objects.apply(obj, render, effects.again === true, (written) => this.#offer(key, resource, written));
     const start = effects.startOperation;
     if (start !== undefined && resolved.kind === 'client') {
       // Only after the write that committed it: a crash before this line restarts it with the same id.
@@ -412,7 +402,7 @@ export class LifecycleController {
     const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
     if (running !== undefined && resolved.kind === 'client') this.#watchOperation(key, resolved, running);
     if (effects.finish === 'removeFinalizer') {
-      if (!(await this.#objectsGone(obj, effects.abandoned === true))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
+      if (!(await this.#objects.gone(obj, effects.abandoned === true))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
       await this.#patchMetadata(obj, { finalizers: finalizersReleased(obj.metadata) });
       logReleased(obj.status as LifecycleStatus | undefined, ctx.log);
     } else if (effects.finish === 'delete') {
@@ -425,149 +415,6 @@ export class LifecycleController {
     // A requeue (a deadline's, say) never postpones the safety look a poll promises.
     const waits = [effects.requeueAfterMs, effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined].filter((ms) => ms !== undefined);
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
-  }
-
-  /**
-   * The readiness of the objects of the CR's node, read only while an action of that node may start
-   * (its operation not succeeded), from the owned objects' caches (objects/read-readiness.ts): no
-   * API request; a change of one wakes the CR. With the render it judged, which the apply reuses.
-   */
-  #objectsReadiness(obj: LifecycleObject, stored: LifecycleStatus | undefined): { objects?: StepInput['objects']; render?: LookRender } {
-    const operation = stored?.operation;
-    const owned = this.owned;
-    if (stored === undefined || owned === undefined || operation === undefined || operation.node !== stored.state || operation.phase === 'Succeeded') return {};
-    const owner = this.#objectOwner(obj);
-    // The objects of the revision the CR is on; one waiting to migrate waits for none.
-    const graph = objectsGraph(this.#model, stored);
-    if (owner === undefined || graph === undefined || !makesObjectsAt(graph, stored.state)) return {};
-    const render = { graph, state: stored.state, rendering: renderObjects(graph, owner, stored.state) };
-    const read = readNodeReadiness((...object) => owned.cached(...object), owner.metadata.namespace, render.rendering, stored.objects ?? []);
-    return { objects: { node: stored.state, ...read }, render };
-  }
-
-  /**
-   * The step's write with the objects of the node it puts the CR at that the inventory lacks (no hash
-   * yet): recorded before they are created by that write, not one of their own. With the render, which
-   * the apply after the write reuses.
-   */
-  #recordingNewObjects(obj: LifecycleObject, effects: StepEffects, status: LifecycleStatus, render: LookRender | undefined): { effects: StepEffects; render: LookRender | undefined } {
-    const owner = this.#objectOwner(obj);
-    const graph = objectsGraph(this.#model, status);
-    if (owner === undefined || graph === undefined || graph.objects.length === 0) return { effects, render };
-    const rendered = renderOnce(render, graph, owner, status.state);
-    const { rendering } = rendered;
-    // A render problem is said by the apply, which applies nothing.
-    const record = rendering.problems.length > 0 ? undefined : planObjects(status.objects ?? [], rendering.objects).record;
-    return { effects: record === undefined ? effects : { ...effects, status: { ...status, objects: record } }, render: rendered };
-  }
-
-  /** The CR as the objects' renders see it (their docs say so), with okt's finalizer; undefined: none of its objects are made. */
-  #objectOwner(obj: LifecycleObject): ObjectOwner | undefined {
-    // Without okt's finalizer (a CR whose sidecar okt refuses) its deletion would not wait to delete them: none are made.
-    if (!(obj.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER)) return undefined;
-    return this.#renderedAs(obj);
-  }
-
-  /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
-  #revisionGraph(obj: LifecycleObject): Graph {
-    const status = parseStatus(obj.status);
-    const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
-    return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
-  }
-
-  /** The CR as the objects' renders see it; undefined for one without name, namespace or uid. */
-  #renderedAs(obj: LifecycleObject): ObjectOwner | undefined {
-    const { name, namespace, uid } = obj.metadata;
-    if (name === undefined || namespace === undefined || uid === undefined) return undefined;
-    // No resourceVersion, nothing that changes with every write.
-    const { labels, annotations } = obj.metadata;
-    const metadata = { name, namespace, uid, ...(labels === undefined ? {} : { labels }), ...(annotations === undefined ? {} : { annotations }) };
-    return { apiVersion: this.#apiVersion, kind: this.#options.resource.kind, metadata, spec: obj.spec as { params?: Record<string, unknown> } };
-  }
-
-  /**
-   * The objects of the CR's node made so (objects/apply.ts), after the step's write: the action it
-   * starts finds them applied. A migration's write has put the CR on its new node already: a renamed
-   * node's objects are its own still (applied again only if their render changed), a removed node's
-   * are pruned once the new node's are applied. Rendered once per look: the readiness's render when
-   * the CR is still at its node of the same revision (the step's write changes neither the CR's
-   * metadata nor its spec).
-   */
-  async #applyNodeObjects(obj: LifecycleObject, resource: EventResource, render: LookRender | undefined, lookingAgain: boolean): Promise<LifecycleObject> {
-    const status = parseStatus(obj.status);
-    const owner = this.#objectOwner(obj);
-    if (status === undefined || 'invalid' in status || owner === undefined) return obj;
-    const graph = objectsGraph(this.#model, status);
-    if (graph === undefined || (graph.objects.length === 0 && (status.objects ?? []).length === 0)) return obj;
-    const { rendering } = renderOnce(render, graph, owner, status.state);
-    const { events } = this.#options;
-    const io: NodeObjectsIo = {
-      graph,
-      transport: this.#options.transport,
-      key: objectKey(obj),
-      // Not while the CR is deleted: a look at it that is older than the end of its deletion path would make again what that let go of.
-      ...(this.owned === undefined || obj.metadata.deletionTimestamp !== undefined ? {} : { owned: this.owned }),
-      now: new Date().toISOString(),
-      events: { delivered: events ? events.delivered(resource.uid) : Number.MAX_SAFE_INTEGER, desired: (obj.spec as LifecycleSpec).desiredState },
-      ...this.#objectCounts(),
-      write: async (next: LifecycleStatus) => {
-        obj = await this.#writeStatus(obj, next);
-        // Its events go out as the step's do: handed to the emitter once written.
-        this.#offer(resource.key, resource, next);
-        return next;
-      },
-      // The look asked for at once writes it with its own status.
-      ...(lookingAgain ? {
-        writeApplied: async (next: LifecycleStatus) => {
-          this.#heldRecords.set(resource.key, { resourceVersion: obj.metadata.resourceVersion ?? '', status: next });
-          return next;
-        },
-      } : {}),
-    };
-    const { applied } = await applyNodeObjects(io, owner, status, rendering);
-    // An apply the API server stores wakes the CR through the owned caches; one it stores nothing of
-    // (the object already so, as after a restart between an apply and its status write) would not,
-    // and the readiness of this look judged the object not applied yet: the next look judges it.
-    if (applied > 0) this.controller.enqueue(objectKey(obj));
-    return obj;
-  }
-
-  /** The record held for this look, taken once: only while the CR is as the write it follows left it (else its objects are applied and recorded anew). */
-  #heldRecord(key: string, obj: LifecycleObject): LifecycleStatus | undefined {
-    const held = this.#heldRecords.get(key);
-    this.#heldRecords.delete(key);
-    return held !== undefined && held.resourceVersion === obj.metadata.resourceVersion ? held.status : undefined;
-  }
-
-  /** The metrics' counts of applies and objects let go of, when there are metrics. */
-  #objectCounts(): { counts?: ObjectCounts } {
-    const { metrics } = this.#options;
-    if (metrics === undefined) return {};
-    const graph = this.#model.graph.name;
-    return {
-      counts: {
-        applied: (kind, outcome) => metrics.objectApplies.labels(graph, kind, outcome).inc(),
-        letGo: (entry, outcome) => metrics.objectPrunes.labels(graph, entry.kind, outcome).inc(),
-      },
-    };
-  }
-
-  /**
-   * At the end of the deletion path: every object in the inventory let go of (deleted in reverse order
-   * of declaration, or kept), and gone. One a finalizer holds is named on the CR (ObjectsApplied=False,
-   * ObjectsDeleting) while the CR's finalizer waits for it. An abandoned deletion asks for every
-   * deletion and waits for none: a namespace teardown ends within its grace, and okt.dev/abandon releases.
-   */
-  async #objectsGone(obj: LifecycleObject, abandoned: boolean): Promise<boolean> {
-    const status = parseStatus(obj.status);
-    if (status === undefined || 'invalid' in status || (status.objects ?? []).length === 0) return true;
-    const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
-    const graph = this.#model.graph;
-    const held = await letGo(this.#options.transport, graph, owner, reverseDeclarationOrder(graph, status.objects ?? []), !abandoned, this.#objectCounts().counts?.letGo);
-    if (held === undefined || abandoned) return true;
-    const next = { ...status, conditions: objectsDeletingCondition(status, held, new Date().toISOString()) };
-    if (!isDeepStrictEqual(next, status)) await this.#writeStatus(obj, next);
-    return false;
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */

@@ -27,9 +27,9 @@ export interface NodeObjectsIo {
   write(status: LifecycleStatus): Promise<LifecycleStatus>;
   /**
    * Records the inventory as applied, with ObjectsApplied and its event (absent: `write`): the
-   * reconciler holds it for the write of the look it asked for at once, when there is one. Lost in a
-   * crash, it costs only an apply of the same render (which records it then), no orphan: every
-   * object it names was in the inventory before it was created.
+   * reconciler (node-objects.ts) holds it for the write of the look it asked for at once, when there
+   * is one. Lost in a crash, it costs only an apply of the same render (which records it then), no
+   * orphan: every object it names was in the inventory before it was created.
    */
   writeApplied?(status: LifecycleStatus): Promise<LifecycleStatus>;
   readonly now: string;
