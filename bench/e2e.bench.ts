@@ -6,25 +6,32 @@
 //    then Running -> End in one spec edit, then a chain of nine transitions per spec edit;
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
 // 4. spec change (patch sent; patch acknowledged) -> transition CloudEvent at a loopback receiver,
-//    p50/p99, one CR alone and 100 CRs moving at once;
+//    p50/p99, one CR alone and 100 CRs moving at once; the p99 of the 100 against its floor (their spec
+//    patches and status updates at the raw rates measured right around it);
 // 5. operator heap per watched CR after GC (what the operator holds: the heap with it against the heap
 //    after an operator on an empty namespace ran and stopped, in one process), at 1,000 and 5,000 CRs;
-// 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process, then by two shards;
+// 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process (the median round of 8.), then by two shards;
 // 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`);
 // 8. more baselines for the multi-hop and chain walks: raw status patches of a minimal CR (a CRD of the
 //    bench's own whose status is one short string), and two peer operators of the Go module bench/peer
 //    walking as many new CRs Running -> End: a controller-runtime one written as kubebuilder users write
 //    theirs (the baseline of e2e.multihop_vs_cr_peer_ratio) and a hand-tuned client-go one (the baseline
 //    of e2e.multihop_vs_peer_ratio); their transitions/s, CPU per transition and memory per CR against
-//    okt's. okt's walk and the two peers' run in rounds, the order of the three turned each round; each
-//    side's figures are those of its median round by transitions/s;
+//    okt's. Like for like, okt walks the same too as an `okt run` process, its walk seen by the bench's
+//    informer as the peers' are: CPU of each process, the API server's CPU, HTTP requests counted by the
+//    API server (its /metrics) and the sidecar, reconciles (okt run's /metrics), and the walk against its
+//    write bound (raw patches and updates around it). okt in this process, okt run and the two peers run
+//    in rounds, the order of the four turned each round; each side's figures are those of its median
+//    round by transitions/s;
 // 9. the size of a CR at rest as etcd stores it (managedFields included), read from etcd itself.
+// At the end, the goal table of bench/goals.ts: each goal's figure of this run, met or not.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_ROUNDS (default 3: the rounds of 8.),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
 // OKT_BENCH_E2E_PROFILE, OKT_BENCH_E2E_STATUS_FORMAT (default lean, a new project's: okt's walks and its
 // raw baselines write status in it; 9. also walks one CR in the other format to compare its size).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -53,6 +60,8 @@ import { connectionFromKubeConfig } from '../src/kube/transport/connection.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { sidecarRequestCounts, startNoopSidecar, type NoopSidecar } from '../sidecar/noop.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
+import { apiServerRequestCounts, operatorRequests, requestDelta, type RequestCounts } from './api-requests.ts';
+import { E2E_GOALS, goalTable, latencyFloorMs, writeBoundPerSecond } from './goals.ts';
 import { stackGraph } from './objects-graph.ts';
 
 export const RESOURCE = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
@@ -510,54 +519,137 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
   }
 }
 
+/** A free TCP port of the loopback interface (the operator process binds it right after). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The reconciles an `okt run` process has finished, every result, from its /metrics (`okt_reconcile_total`). */
+async function processReconciles(metricsPort: number): Promise<number> {
+  const answer = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  if (!answer.ok) throw new Error(`okt run's /metrics answered ${answer.status}`);
+  let total = 0;
+  for (const line of (await answer.text()).split('\n')) {
+    const sample = /^okt_reconcile_total\{[^}]*\} (\S+)$/.exec(line);
+    if (sample) total += Number(sample[1]);
+  }
+  return total;
+}
+
+/** The figures every side of the like-for-like walk has: an operator process, the bench's informer watching. */
+export interface ProcessWalkFigures {
+  namespace: string;
+  crs: number;
+  /** Transitions per second from the first spec edit to the last CR Ready, as the bench's informer sees it. */
+  perSecond: number;
+  /** Raw status merge patches and raw status updates (PUT) per second: the means of before and after the walk. */
+  raw: number;
+  rawUpdate: number;
+  /** CPU ms per spec-driven transition (utime + stime from /proc) of the operator processes, of this process (sidecar, bench client) and of kube-apiserver, over the same window. */
+  operatorCpuMsPerTransition: number;
+  benchCpuMsPerTransition: number;
+  apiServerCpuMsPerTransition: number;
+  /**
+   * From the first spec edit until the operator settled (SETTLE_MS without a request to the API server
+   * or the sidecar, nor a reconcile): its requests to the API server as the API server counts them
+   * (`operatorRequests`: watches and the bench's spec edits left out), by kind; the sidecar's requests
+   * as the sidecar counts them; per spec-driven transition.
+   */
+  apiRequestsPerTransition: number;
+  apiRequestsByKind: RequestCounts;
+  sidecarRequestsPerTransition: number;
+}
+
+/** The HTTP requests of a settled walk, counted by the API server and the sidecar, not by the operator. */
+async function requestsUntilSettled(bench: Plane, subject: Subject, before: { api: RequestCounts; sidecar: number }, specEdits: number, more: () => Promise<number> = async () => 0) {
+  const count = async () => {
+    const delta = requestDelta(before.api, await apiServerRequestCounts((p) => bench.raw.get(p)));
+    return { delta, total: operatorRequests(delta, subject.resource.group, specEdits) + (await sidecarRequests(subject.sidecar)) + (await more()) };
+  };
+  await settled(async () => (await count()).total);
+  const delta = requestDelta(before.api, await apiServerRequestCounts((p) => bench.raw.get(p)));
+  const byKind = Object.fromEntries(Object.entries(delta).filter(([key]) => !key.startsWith('WATCH') && key.split(' ')[1]?.startsWith(`${subject.resource.group}/`)));
+  const specPatches = `PATCH ${subject.resource.group}/${subject.resource.plural}`;
+  byKind[specPatches] = (byKind[specPatches] ?? 0) - specEdits;
+  if (byKind[specPatches] === 0) delete byKind[specPatches];
+  return { api: operatorRequests(delta, subject.resource.group, specEdits), byKind, sidecar: (await sidecarRequests(subject.sidecar)) - before.sidecar };
+}
+
 /**
- * 6. Scale-out: `count` CRs walked Running -> End by 1 and by 2 operator processes (`okt run --shard
- * i/N`), readiness seen by an informer of the bench. Transitions per second of the walk.
+ * 6. and 8. `count` new CRs walked Running -> End (the multi-hop walk) by `shards` `okt run --shard i/N`
+ * processes, readiness seen by an informer of the bench: the like-for-like side of the peers' walks
+ * (one shard), and scale-out (two). Each process serves /metrics on a free loopback port: its reconciles.
  */
-async function shardedWalk(bench: Bench, count: number, shards: number): Promise<{ perSecond: number; raw: number; operatorCpuMsPerTransition: number; benchCpuMsPerTransition: number }> {
-  const namespace = `e2e-shards-${shards}-${count}`;
+async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 } = {}): Promise<ProcessWalkFigures & { reconcilesPerTransition: number }> {
+  const namespace = roundNamespace(`e2e-okt-run-${shards}-${count}`, round);
   await createNamespace(bench.raw, namespace);
   const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
-  const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-shards-'));
+  const updateBefore = await rawUpdateRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+  const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-okt-run-'));
   const tokenFile = path.join(dir, 'token');
   writeFileSync(tokenFile, bench.database.sidecar.token);
   const transport = await KubeTransport.fromKubeConfig(bench.kc);
   const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
   const tracker = new ReadinessTracker(informer);
   informer.start();
-  const operators: ChildProcess[] = Array.from({ length: shards }, (_, i) =>
+  const metricsPorts = await Promise.all(Array.from({ length: shards }, () => freePort()));
+  const operators: ChildProcess[] = metricsPorts.map((port, i) =>
     spawn(process.execPath, [
       fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
       '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
-      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', '-1', '--log-level', 'warn', '--status-format', STATUS_FORMAT,
+      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', String(port), '--health-host', '127.0.0.1', '--log-level', 'warn', '--status-format', STATUS_FORMAT,
       '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', tokenFile,
     ], { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
   );
+  const reconciles = async () => (await Promise.all(metricsPorts.map(processReconciles))).reduce((sum, n) => sum + n, 0);
   try {
     await informer.waitForSync();
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const timeoutMs = 60_000 + count * 300;
-    let ready = tracker.expect(names, 'Running', timeoutMs);
+    let ready = tracker.expect(names, MULTI_HOP.created, timeoutMs);
     await createResources(bench.raw, namespace, count);
     await ready;
-    const start = performance.now();
-    const operatorPids = operators.map((o) => o.pid ?? NaN);
-    const cpuBefore = cpuSeconds(operatorPids);
+    const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
+    const pids = [...operators.map((o) => o.pid ?? NaN), bench.pids[apiServer]?.pid ?? NaN];
+    const before = { api: await apiServerRequestCounts((p) => bench.raw.get(p)), sidecar: await sidecarRequests(bench.database.sidecar), reconciles: await reconciles() };
+    const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
+    const start = performance.now();
     ready = tracker.expect(names, 'End', timeoutMs);
     await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
     await ready;
     const transitions = count * MULTI_HOP.transitions;
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
-    const operatorCpu = cpuSeconds(operatorPids).reduce((sum, used, i) => sum + used - (cpuBefore[i] ?? 0), 0);
+    const used = cpuSeconds(pids).map((s, i) => s - (cpuBefore[i] ?? 0));
+    const apiServerCpu = used.pop() ?? NaN;
+    const requests = await requestsUntilSettled(bench, bench.database, before, count, reconciles);
+    const reconciled = (await reconciles()) - before.reconciles;
+    let transitionSum = 0;
+    for (const obj of informer.store.list()) transitionSum += (obj as Database).status?.transition ?? 0;
+    const expected = count * (MULTI_HOP.createdTransitions + MULTI_HOP.transitions);
+    if (transitionSum !== expected) throw new Error(`okt run: expected ${expected} transitions, status.transition sums to ${transitionSum}`);
     for (const operator of operators) operator.kill('SIGTERM');
     const rawAfter = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+    const updateAfter = await rawUpdateRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
+    console.log(`\nokt run, ${shards} shard(s), ${count} CRs Running -> End: ${perSecond.toFixed(1)} transitions/s; raw patches/s before ${rawBefore.toFixed(0)}, after ${rawAfter.toFixed(0)}; raw updates/s before ${updateBefore.toFixed(0)}, after ${updateAfter.toFixed(0)}`);
     return {
+      namespace,
+      crs: count,
       perSecond,
       raw: (rawBefore + rawAfter) / 2,
-      operatorCpuMsPerTransition: (operatorCpu * 1000) / transitions,
+      rawUpdate: (updateBefore + updateAfter) / 2,
+      operatorCpuMsPerTransition: (used.reduce((sum, s) => sum + s, 0) * 1000) / transitions,
       benchCpuMsPerTransition: (self.user + self.system) / 1000 / transitions,
+      apiServerCpuMsPerTransition: (apiServerCpu * 1000) / transitions,
+      apiRequestsPerTransition: requests.api / transitions,
+      apiRequestsByKind: requests.byKind,
+      sidecarRequestsPerTransition: requests.sidecar / transitions,
+      reconcilesPerTransition: reconciled / transitions,
     };
   } finally {
     for (const operator of operators) operator.kill('SIGKILL');
@@ -602,6 +694,10 @@ export interface PeerFigures {
   conflicts: number;
   reconcilesPerTransition: number;
   sidecarCallsPerTransition: number;
+  /** As for `okt run` (ProcessWalkFigures): counted by the API server and the sidecar, until the peer settled. */
+  apiRequestsPerTransition: number;
+  apiRequestsByKind: RequestCounts;
+  sidecarRequestsPerTransition: number;
   /**
    * With `objects`: the peer's write requests over the whole walk, creation included (status updates,
    * 409s and the objects' creates and updates), until they stopped; and the live Go heap per owned
@@ -739,6 +835,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
     const statsBefore = await settledStats(peer, count);
     const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
     const pids = [peer.child.pid ?? NaN, bench.pids[apiServer]?.pid ?? NaN];
+    const requestsBefore = { api: await apiServerRequestCounts((p) => bench.raw.get(p)), sidecar: await sidecarRequests(subject.sidecar) };
     const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
     const start = performance.now();
@@ -751,6 +848,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
     const [peerCpu = NaN, apiServerCpu = NaN] = cpuSeconds(pids).map((used, i) => used - (cpuBefore[i] ?? 0));
+    const requests = await requestsUntilSettled(bench, subject, requestsBefore, count * route.steps.length);
     let statsAfter = await settledStats(peer, statsBefore.updates + transitions);
     const writesOf = (stats: PeerStats) => stats.updates + stats.conflicts + stats.objectWrites;
     if (objects) {
@@ -780,6 +878,9 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
       conflicts: statsAfter.conflicts - statsBefore.conflicts,
       reconcilesPerTransition: (statsAfter.reconciles - statsBefore.reconciles) / transitions,
       sidecarCallsPerTransition: (statsAfter.sidecarCalls - statsBefore.sidecarCalls) / transitions,
+      apiRequestsPerTransition: requests.api / transitions,
+      apiRequestsByKind: requests.byKind,
+      sidecarRequestsPerTransition: requests.sidecar / transitions,
       writes: writesOf(statsAfter),
       steadyWrites: writesOf(statsAfter) - writesOf(statsBefore),
       heapBytesPerOwnedObject: withoutOwned === undefined ? NaN : (full.heapAlloc - withoutOwned.heapAlloc) / (OWNED_PER_CR * count),
@@ -1122,18 +1223,21 @@ export async function run(): Promise<Record<string, number>> {
     // side's figures are those of its median round.
     const hopCount = Math.min(1000, Math.max(...SIZES));
     const oktRounds: WalkFigures[] = [];
+    const oktRunRounds: (ProcessWalkFigures & { reconcilesPerTransition: number })[] = [];
     const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
       async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length, settle: true })),
+      async () => void oktRunRounds.push(await oktRunWalk(bench, hopCount, { round: oktRunRounds.length })),
       ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, database, peer, peerBinaries.get(peer)!, hopCount, rounds.length))),
     ];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await sides[(round + i) % sides.length]!();
     }
     const hops = medianRound(oktRounds);
+    const oktRun = medianRound(oktRunRounds);
     const peerRun = medianRound(peerRounds.get(CLIENT_GO_PEER)!);
     const crPeerRun = medianRound(peerRounds.get(CONTROLLER_RUNTIME_PEER)!);
-    console.log(`\nRunning -> End, ${ROUNDS} rounds (transitions/s): okt ${oktRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; client-go peer ${peerRounds.get(CLIENT_GO_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; controller-runtime peer ${peerRounds.get(CONTROLLER_RUNTIME_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; each side's median below`);
+    console.log(`\nRunning -> End, ${ROUNDS} rounds (transitions/s): okt in this process ${oktRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; okt run ${oktRunRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; client-go peer ${peerRounds.get(CLIENT_GO_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; controller-runtime peer ${peerRounds.get(CONTROLLER_RUNTIME_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; each side's median below`);
     figures['e2e.multihop_transitions_per_s'] = fixed(hops.perSecond, 1);
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
@@ -1165,6 +1269,40 @@ export async function run(): Promise<Record<string, number>> {
     for (const [label, run] of [['client-go peer', peerRun], ['controller-runtime peer', crPeerRun]] as const) {
       console.log(`${run.crs} CRs Running -> End by the ${label} (${WORKERS} workers, a status update per transition, the same sidecar): ${run.perSecond.toFixed(1)} transitions/s against ${run.raw.toFixed(0)} raw patches/s (${(run.perSecond / run.raw).toFixed(3)}), ${run.reconcilesPerTransition.toFixed(2)} reconciles and ${(run.conflicts / (run.crs * MULTI_HOP.transitions)).toFixed(3)} conflicts per transition; okt multi-hop vs it: ${(hops.perSecond / run.perSecond).toFixed(3)}`);
     }
+    // 8. Like for like: okt as its own process (`okt run`), its walks seen by the bench's informer as the
+    // peers' are; HTTP requests counted by the API server and the sidecar for every side alike.
+    const httpPerTransition = (r: { apiRequestsPerTransition: number; sidecarRequestsPerTransition: number }) => r.apiRequestsPerTransition + r.sidecarRequestsPerTransition;
+    const writeBound = writeBoundPerSecond(oktRun.raw, oktRun.rawUpdate);
+    figures['e2e.okt_run_transitions_per_s'] = fixed(oktRun.perSecond, 1);
+    figures['e2e.okt_run_vs_cr_peer_ratio'] = fixed(oktRun.perSecond / crPeerRun.perSecond, 3);
+    figures['e2e.okt_run_vs_peer_ratio'] = fixed(oktRun.perSecond / peerRun.perSecond, 3);
+    figures['e2e.okt_run_cpu_ms_per_transition'] = fixed(oktRun.operatorCpuMsPerTransition, 3);
+    figures['e2e.operator_cpu_vs_cr_peer_ratio'] = fixed(oktRun.operatorCpuMsPerTransition / crPeerRun.cpuMsPerTransition, 3);
+    figures['e2e.okt_run_apiserver_cpu_ms_per_transition'] = fixed(oktRun.apiServerCpuMsPerTransition, 3);
+    figures['e2e.apiserver_cpu_vs_cr_peer_ratio'] = fixed(oktRun.apiServerCpuMsPerTransition / crPeerRun.apiServerCpuMsPerTransition, 3);
+    for (const [prefix, run] of [['okt_run', oktRun], ['peer', peerRun], ['cr_peer', crPeerRun]] as const) {
+      figures[`e2e.${prefix}_api_requests_per_transition`] = fixed(run.apiRequestsPerTransition, 3);
+      figures[`e2e.${prefix}_http_requests_per_transition`] = fixed(httpPerTransition(run), 3);
+    }
+    figures['e2e.okt_run_sidecar_calls_per_transition'] = fixed(oktRun.sidecarRequestsPerTransition, 3);
+    figures['e2e.http_requests_vs_cr_peer_delta'] = fixed(httpPerTransition(oktRun) - httpPerTransition(crPeerRun), 3);
+    figures['e2e.okt_run_reconciles_per_transition'] = fixed(oktRun.reconcilesPerTransition, 3);
+    figures['e2e.okt_run_raw_patch_per_s'] = fixed(oktRun.raw);
+    figures['e2e.okt_run_raw_update_per_s'] = fixed(oktRun.rawUpdate);
+    figures['e2e.walk_write_bound_per_s'] = fixed(writeBound, 1);
+    figures['e2e.walk_vs_write_bound_ratio'] = fixed(oktRun.perSecond / writeBound, 3);
+    console.log(`\nlike for like, ${oktRun.crs} CRs Running -> End, each operator its own process, readiness seen by the bench's informer (median rounds; per transition; HTTP requests counted by the API server, watches and the bench's spec edits left out, and by the sidecar, from the first spec edit until the operator settled):`);
+    console.table([['okt run', oktRun, oktRun.reconcilesPerTransition], ['client-go peer', peerRun, peerRun.reconcilesPerTransition], ['controller-runtime peer', crPeerRun, crPeerRun.reconcilesPerTransition]].map(([label, run, reconciles]) => {
+      const r = run as ProcessWalkFigures | PeerFigures;
+      return {
+        side: label, 'transitions/s': fixed(r.perSecond, 1),
+        'operator CPU ms': fixed('operatorCpuMsPerTransition' in r ? r.operatorCpuMsPerTransition : r.cpuMsPerTransition, 3), 'kube-apiserver CPU ms': fixed(r.apiServerCpuMsPerTransition, 3),
+        'API requests': fixed(r.apiRequestsPerTransition, 3), 'sidecar requests': fixed(r.sidecarRequestsPerTransition, 3), 'HTTP requests': fixed(httpPerTransition(r), 3), reconciles: fixed(reconciles as number, 3),
+      };
+    }));
+    const kinds = [...new Set([oktRun, peerRun, crPeerRun].flatMap((r) => Object.keys(r.apiRequestsByKind)))].sort();
+    console.table(kinds.map((kind) => ({ request: kind, ...Object.fromEntries(([['okt run', oktRun], ['client-go peer', peerRun], ['controller-runtime peer', crPeerRun]] as const).map(([label, r]) => [label, fixed((r.apiRequestsByKind[kind] ?? 0) / (r.crs * MULTI_HOP.transitions), 3)])) })));
+    console.log(`okt run's write bound around its walk: 1/(0.5/${oktRun.raw.toFixed(0)} raw patches/s + 1/${oktRun.rawUpdate.toFixed(0)} raw updates/s) = ${writeBound.toFixed(1)} transitions/s; the walk reached ${(oktRun.perSecond / writeBound).toFixed(3)} of it`);
     // Many transitions per spec edit: the chain.
     const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN, { minimal: true });
     const ceiling = CHAIN.transitions / (CHAIN.transitions + 1); // one spec edit, then one write per transition
@@ -1177,14 +1315,13 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`\n${line.crs} chain CRs Start -> End in one spec edit (${CHAIN.transitions} transitions each): ${line.perSecond.toFixed(1)} transitions/s against ${line.raw.toFixed(0)} raw patches/s of these CRs (${(line.perSecond / line.raw).toFixed(3)}; the ceiling is ${ceiling.toFixed(2)}); ${(line.steadyWrites / line.steadyTransitions).toFixed(3)} writes and ${(line.steadyReads / line.steadyTransitions).toFixed(3)} reads per transition`);
     console.log(`against ${line.minimalRaw.toFixed(0)} raw patches/s of a minimal CR: ${(line.perSecond / line.minimalRaw).toFixed(3)}`);
     // 6. Scale-out: the same walk by one operator process and by two shards of it.
-    const shardCount = Math.min(1000, Math.max(...SIZES));
-    const one = await shardedWalk(bench, shardCount, 1);
-    const two = await shardedWalk(bench, shardCount, 2);
+    // One shard: the median round of okt run above.
+    const one = oktRun;
+    const two = await oktRunWalk(bench, hopCount, { shards: 2 });
     figures['e2e.shards_1_transitions_per_s'] = fixed(one.perSecond, 1);
     figures['e2e.shards_2_transitions_per_s'] = fixed(two.perSecond, 1);
     figures['e2e.shards_2_vs_1_ratio'] = fixed(two.perSecond / one.perSecond, 3);
-    figures['e2e.okt_run_cpu_ms_per_transition'] = fixed(one.operatorCpuMsPerTransition, 3);
-    console.log(`\n${shardCount} CRs Running -> End, operators as processes: 1 shard ${one.perSecond.toFixed(1)} transitions/s (raw ${one.raw.toFixed(0)}/s), 2 shards ${two.perSecond.toFixed(1)} transitions/s (raw ${two.raw.toFixed(0)}/s): 2 vs 1 = ${(two.perSecond / one.perSecond).toFixed(2)}`);
+    console.log(`\n${hopCount} CRs Running -> End, operators as processes: 1 shard ${one.perSecond.toFixed(1)} transitions/s (raw ${one.raw.toFixed(0)}/s), 2 shards ${two.perSecond.toFixed(1)} transitions/s (raw ${two.raw.toFixed(0)}/s): 2 vs 1 = ${(two.perSecond / one.perSecond).toFixed(2)}`);
     // 8. CPU per transition of the same walk (1,000 CRs Running -> End) by okt and by the peers.
     const apiServerIndex = pids.findIndex((p) => p.name === 'kube-apiserver');
     const oktApiServerMs = ((hops.cpu[apiServerIndex] ?? NaN) * hops.steadySeconds * 1000) / hops.steadyTransitions;
@@ -1192,7 +1329,7 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`\nCPU ms per transition, ${hops.crs} CRs Running -> End (utime + stime from /proc; this process: process.cpuUsage())`);
     console.table([
       { walk: 'okt in this process (multi-hop walk)', operator: '-', 'this process (operator + sidecar + bench client)': fixed(hops.selfCpuMsPerTransition, 3), 'kube-apiserver': fixed(oktApiServerMs, 3), 'transitions/s': fixed(hops.perSecond, 1) },
-      { walk: 'okt run, 1 shard (own process)', operator: fixed(one.operatorCpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(one.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': '-', 'transitions/s': fixed(one.perSecond, 1) },
+      { walk: 'okt run, 1 shard (own process)', operator: fixed(one.operatorCpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(one.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(one.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(one.perSecond, 1) },
       ...([['client-go peer (own process)', peerRun], ['controller-runtime peer (own process)', crPeerRun]] as const).map(([label, run]) => ({
         walk: label, operator: fixed(run.cpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(run.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(run.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(run.perSecond, 1),
       })),
@@ -1222,8 +1359,11 @@ export async function run(): Promise<Record<string, number>> {
       'failed reconciles': w.errors,
     })));
 
-    // 4.
+    // 4., its floor from the raw rates right before and right after it.
+    const latencyRawBefore = [await rawPatchRate(raw, database, CONCURRENCY, SECONDS), await rawUpdateRate(raw, database, CONCURRENCY, SECONDS)] as const;
     const { alone, together } = await eventLatency(bench);
+    const latencyRawPatch = (latencyRawBefore[0] + (await rawPatchRate(raw, database, CONCURRENCY, SECONDS))) / 2;
+    const latencyRawUpdate = (latencyRawBefore[1] + (await rawUpdateRate(raw, database, CONCURRENCY, SECONDS))) / 2;
     const ascending = (xs: number[]) => xs.sort((a, b) => a - b);
     const latencyRows = [
       ['one CR alone', 'patch sent', ascending(alone.fromSent)], ['one CR alone', 'patch answered', ascending(alone.fromStored)],
@@ -1237,6 +1377,10 @@ export async function run(): Promise<Record<string, number>> {
     figures['events.latency_stored_p99_ms'] = fixed(percentile(together.fromStored, 99), 1);
     figures['events.latency_alone_p50_ms'] = fixed(percentile(alone.fromSent, 50), 1);
     figures['events.latency_alone_p99_ms'] = fixed(percentile(alone.fromSent, 99), 1);
+    const floorMs = latencyFloorMs(LATENCY_CRS, latencyRawPatch, latencyRawUpdate);
+    figures['events.latency_floor_ms'] = fixed(floorMs, 1);
+    figures['e2e.latency_p99_vs_floor_ratio'] = fixed(percentile(together.fromSent, 99) / floorMs, 3);
+    console.log(`the floor of ${LATENCY_CRS} CRs at once: ${LATENCY_CRS} spec patches at ${latencyRawPatch.toFixed(0)} raw patches/s and ${LATENCY_CRS} status updates at ${latencyRawUpdate.toFixed(0)} raw updates/s (measured right around the latency walk) = ${floorMs.toFixed(0)} ms; p99 from the patch sent ${(percentile(together.fromSent, 99) / floorMs).toFixed(3)} of it`);
 
     // 5.
     const reader = await KubeTransport.fromKubeConfig(kc);
@@ -1276,10 +1420,16 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.cr_stored_bytes'] = stored[0]!.etcd;
     figures['e2e.peer_cr_stored_bytes'] = stored[4]!.etcd;
     figures['e2e.cr_peer_cr_stored_bytes'] = stored[5]!.etcd;
+    figures['e2e.multihop_cr_stored_bytes'] = stored[1]!.etcd;
+    figures['e2e.cr_stored_bytes_vs_cr_peer_delta'] = stored[1]!.etcd - stored[5]!.etcd;
     figures[`e2e.cr_stored_bytes_${STATUS_FORMAT}`] = stored[0]!.etcd;
     figures[`e2e.cr_stored_bytes_${otherFormat}`] = stored[6]!.etcd;
     console.log('\na CR at rest as etcd stores it (JSON, managedFields included; read from etcd), and the JSON of a GET');
     console.table(atRest.map(([label], i) => ({ CR: label, 'etcd bytes': stored[i]!.etcd, 'GET bytes': stored[i]!.get })));
+
+    // The goals of this area (bench/goals.ts), each a figure of this run.
+    console.log(`\ngoals (okt like for like: the okt run process; the peer: the controller-runtime one; medians of ${ROUNDS} rounds)`);
+    console.table(goalTable(E2E_GOALS, figures));
     return figures;
   } finally {
     await database.sidecar.close();
