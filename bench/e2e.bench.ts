@@ -540,8 +540,8 @@ async function processReconciles(metricsPort: number): Promise<number> {
   return total;
 }
 
-/** The figures every side of the like-for-like walk has: an operator process, the bench's informer watching. */
-export interface ProcessWalkFigures {
+/** The walk of `okt run` processes, seen by the bench's informer as the peers' walks are. */
+export interface OktRunFigures {
   namespace: string;
   crs: number;
   /** Transitions per second from the first spec edit to the last CR Ready, as the bench's informer sees it. */
@@ -562,6 +562,8 @@ export interface ProcessWalkFigures {
   apiRequestsPerTransition: number;
   apiRequestsByKind: RequestCounts;
   sidecarRequestsPerTransition: number;
+  /** Reconciles per spec-driven transition, every result, from the processes' /metrics (`okt_reconcile_total`), until settled. */
+  reconcilesPerTransition: number;
 }
 
 /** The HTTP requests of a settled walk, counted by the API server and the sidecar, not by the operator. */
@@ -584,7 +586,7 @@ async function requestsUntilSettled(bench: Plane, subject: Subject, before: { ap
  * processes, readiness seen by an informer of the bench: the like-for-like side of the peers' walks
  * (one shard), and scale-out (two). Each process serves /metrics on a free loopback port: its reconciles.
  */
-async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 } = {}): Promise<ProcessWalkFigures & { reconcilesPerTransition: number }> {
+async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 } = {}): Promise<OktRunFigures> {
   const namespace = roundNamespace(`e2e-okt-run-${shards}-${count}`, round);
   await createNamespace(bench.raw, namespace);
   const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
@@ -694,7 +696,7 @@ export interface PeerFigures {
   conflicts: number;
   reconcilesPerTransition: number;
   sidecarCallsPerTransition: number;
-  /** As for `okt run` (ProcessWalkFigures): counted by the API server and the sidecar, until the peer settled. */
+  /** As for `okt run` (OktRunFigures): counted by the API server and the sidecar, until the peer settled. */
   apiRequestsPerTransition: number;
   apiRequestsByKind: RequestCounts;
   sidecarRequestsPerTransition: number;
@@ -1223,7 +1225,7 @@ export async function run(): Promise<Record<string, number>> {
     // side's figures are those of its median round.
     const hopCount = Math.min(1000, Math.max(...SIZES));
     const oktRounds: WalkFigures[] = [];
-    const oktRunRounds: (ProcessWalkFigures & { reconcilesPerTransition: number })[] = [];
+    const oktRunRounds: OktRunFigures[] = [];
     const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
       async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length, settle: true })),
@@ -1292,16 +1294,18 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.walk_write_bound_per_s'] = fixed(writeBound, 1);
     figures['e2e.walk_vs_write_bound_ratio'] = fixed(oktRun.perSecond / writeBound, 3);
     console.log(`\nlike for like, ${oktRun.crs} CRs Running -> End, each operator its own process, readiness seen by the bench's informer (median rounds; per transition; HTTP requests counted by the API server, watches and the bench's spec edits left out, and by the sidecar, from the first spec edit until the operator settled):`);
-    console.table([['okt run', oktRun, oktRun.reconcilesPerTransition], ['client-go peer', peerRun, peerRun.reconcilesPerTransition], ['controller-runtime peer', crPeerRun, crPeerRun.reconcilesPerTransition]].map(([label, run, reconciles]) => {
-      const r = run as ProcessWalkFigures | PeerFigures;
-      return {
-        side: label, 'transitions/s': fixed(r.perSecond, 1),
-        'operator CPU ms': fixed('operatorCpuMsPerTransition' in r ? r.operatorCpuMsPerTransition : r.cpuMsPerTransition, 3), 'kube-apiserver CPU ms': fixed(r.apiServerCpuMsPerTransition, 3),
-        'API requests': fixed(r.apiRequestsPerTransition, 3), 'sidecar requests': fixed(r.sidecarRequestsPerTransition, 3), 'HTTP requests': fixed(httpPerTransition(r), 3), reconciles: fixed(reconciles as number, 3),
-      };
-    }));
-    const kinds = [...new Set([oktRun, peerRun, crPeerRun].flatMap((r) => Object.keys(r.apiRequestsByKind)))].sort();
-    console.table(kinds.map((kind) => ({ request: kind, ...Object.fromEntries(([['okt run', oktRun], ['client-go peer', peerRun], ['controller-runtime peer', crPeerRun]] as const).map(([label, r]) => [label, fixed((r.apiRequestsByKind[kind] ?? 0) / (r.crs * MULTI_HOP.transitions), 3)])) })));
+    const likeForLike = [
+      { side: 'okt run', run: oktRun, operatorCpuMs: oktRun.operatorCpuMsPerTransition },
+      { side: 'client-go peer', run: peerRun, operatorCpuMs: peerRun.cpuMsPerTransition },
+      { side: 'controller-runtime peer', run: crPeerRun, operatorCpuMs: crPeerRun.cpuMsPerTransition },
+    ];
+    console.table(likeForLike.map(({ side, run, operatorCpuMs }) => ({
+      side, 'transitions/s': fixed(run.perSecond, 1), 'operator CPU ms': fixed(operatorCpuMs, 3), 'kube-apiserver CPU ms': fixed(run.apiServerCpuMsPerTransition, 3),
+      'API requests': fixed(run.apiRequestsPerTransition, 3), 'sidecar requests': fixed(run.sidecarRequestsPerTransition, 3), 'HTTP requests': fixed(httpPerTransition(run), 3), reconciles: fixed(run.reconcilesPerTransition, 3),
+    })));
+    console.log('API requests per transition by verb and resource (the bench\'s spec edits taken out of the PATCHes)');
+    const kinds = [...new Set(likeForLike.flatMap(({ run }) => Object.keys(run.apiRequestsByKind)))].sort();
+    console.table(kinds.map((kind) => ({ request: kind, ...Object.fromEntries(likeForLike.map(({ side, run }) => [side, fixed((run.apiRequestsByKind[kind] ?? 0) / (run.crs * MULTI_HOP.transitions), 3)])) })));
     console.log(`okt run's write bound around its walk: 1/(0.5/${oktRun.raw.toFixed(0)} raw patches/s + 1/${oktRun.rawUpdate.toFixed(0)} raw updates/s) = ${writeBound.toFixed(1)} transitions/s; the walk reached ${(oktRun.perSecond / writeBound).toFixed(3)} of it`);
     // Many transitions per spec edit: the chain.
     const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN, { minimal: true });
