@@ -128,7 +128,7 @@ function checkResource(model: LifecycleModel, resource: LifecycleResource): Reso
   const { name, namespace = 'default', annotations } = resource.metadata;
   // Read as the operator reads them: what it cannot parse stalls the resource whatever the revision.
   const spec = lifecycleSpecSchema.safeParse(resource.spec ?? {});
-  const status = parseStatus(resource.status);
+  const status = parseStatus(resource.status, resource.metadata.uid ?? '');
   const recorded = status !== undefined && !('invalid' in status) ? status : undefined;
   const facts = { namespace, name, revision: recorded?.graphRevision ?? null, state: recorded?.state ?? null, desired: spec.success ? spec.data.desiredState : null };
   if (!spec.success) return { ...facts, outcome: 'invalid', detail: describeIssues('spec', spec.error) };

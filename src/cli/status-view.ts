@@ -1,5 +1,6 @@
 // The picture `okt status` prints (and writes as HTML): pure functions of a resource and its graph.
 import { deadlineOf, type NodeDeadline } from '../controller/lifecycle/deadline.ts';
+import { expandStatus } from '../controller/lifecycle/status/compact-format.ts';
 import type { Graph } from '../graph/index.ts';
 import { canonicalJson, formatDuration, nodeParams, renderMermaid } from '../graph/index.ts';
 import { lifecycleStatusSchema, describeIssues, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
@@ -27,7 +28,8 @@ export interface StatusView {
 /** What the status says, checked: the parsed status, or why it could not be read. */
 type ReadStatus = { kind: 'none' } | { kind: 'invalid'; problem: string } | { kind: 'ok'; status: LifecycleStatus };
 
-function readStatus(raw: unknown): ReadStatus {
+function readStatus(resource: LifecycleResource): ReadStatus {
+  const raw = expandStatus(resource.status, resource.metadata.uid ?? '');
   if (raw === undefined || raw === null || (typeof raw === 'object' && Object.keys(raw).length === 0)) return { kind: 'none' };
   const parsed = lifecycleStatusSchema.safeParse(raw);
   return parsed.success ? { kind: 'ok', status: parsed.data } : { kind: 'invalid', problem: describeIssues('status', parsed.error) };
@@ -208,7 +210,7 @@ function conditionRows(read: ReadStatus, now: Date): string[][] {
 
 /** The terminal picture: headline, facts, the graph tree with marks, the conditions table. */
 export function renderStatusText(view: StatusView, c: Colors): string {
-  const read = readStatus(view.resource.status);
+  const read = readStatus(view.resource);
   const marks = marksOf(view.graph, view.resource, read);
   const factList = facts(view, read, marks);
   const width = Math.max(...factList.map(([label]) => label.length));
@@ -250,7 +252,7 @@ function statusMermaid(graph: Graph, marks: Marks): string {
 
 /** A self-contained HTML page (Mermaid is loaded from a CDN when the page is viewed). */
 export function renderStatusHtml(view: StatusView): string {
-  const read = readStatus(view.resource.status);
+  const read = readStatus(view.resource);
   const marks = marksOf(view.graph, view.resource, read);
   const factRows = facts(view, read, marks).map(([label, value]) => `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`);
   const rows = conditionRows(read, view.now);

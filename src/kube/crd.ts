@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fateOf, loadGraph, paramsSchema, requiredNodeParams, strandedReason, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema, SIDECAR_URL_PATTERN } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
-import { DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
+import { COMPACT_OPTIONAL_FIELDS, DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
 
 /** Where a graph's custom resource lives in the API. */
 export interface CrdNames {
@@ -109,6 +109,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
   // must take it. The operator's own parse still requires every field of a status that has a state.
   delete status.required;
+  if (n.statusFormat === 'compact') leaveOptionalForCompact(status);
   preserveUnknownStatusFields(status);
   const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
   conditions['x-kubernetes-list-type'] = 'map';
@@ -159,6 +160,17 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
       ],
     },
   };
+}
+
+/** The compact format leaves out fields the rest of the status says: its CRD version does not require them. */
+function leaveOptionalForCompact(status: JsonSchema): void {
+  const fields = status.properties as Record<string, JsonSchema>;
+  for (const [where, optional] of Object.entries(COMPACT_OPTIONAL_FIELDS)) {
+    const object = where.endsWith('[]') ? (fields[where.slice(0, -2)]!.items as JsonSchema) : fields[where]!;
+    const required = ((object.required as string[] | undefined) ?? []).filter((field) => !optional.includes(field));
+    if (required.length > 0) object.required = required;
+    else delete object.required;
+  }
 }
 
 /**

@@ -1,8 +1,11 @@
 // Which shape okt writes a CR's status in: a property of the CRD version, given alike to `okt crd` (which
 // records it in the CRD for the CR's readers) and to the operator (which writes it).
 
-/** `full`: every condition and operation field, as since the first version. `lean`: see docs/operator.md. */
-export const STATUS_FORMATS = ['full', 'lean'] as const;
+/**
+ * `full`: every condition and operation field, as since the first version. `lean` and `compact` (lean's
+ * fields, those the rest of the status says left out): see docs/operator.md.
+ */
+export const STATUS_FORMATS = ['full', 'lean', 'compact'] as const;
 export type StatusFormat = (typeof STATUS_FORMATS)[number];
 export const DEFAULT_STATUS_FORMAT: StatusFormat = 'full';
 
@@ -20,3 +23,15 @@ export function statusFormatOf(annotations: Record<string, string> | undefined):
   const value = annotations?.[STATUS_FORMAT_ANNOTATION];
   return value === undefined ? DEFAULT_STATUS_FORMAT : parseStatusFormat(value, STATUS_FORMAT_ANNOTATION);
 }
+
+/**
+ * Fields the compact format leaves out where the rest of the status says them (okt's reader puts them
+ * back): the CRD of a compact version does not require them. Per object of status, by its path.
+ */
+export const COMPACT_OPTIONAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'conditions[]': ['message', 'lastTransitionTime'],
+  operation: ['id', 'node'],
+  lastTransition: ['to', 'generation'],
+  cycleBrake: ['generation', 'turns', 'at'],
+  emitted: ['desired', 'time'],
+};

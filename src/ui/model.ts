@@ -3,6 +3,7 @@
 import type { Graph } from '../graph/index.ts';
 import { cancelNote, formatDuration } from '../graph/index.ts';
 import { lifecycleStatusSchema, type LifecycleStatus } from '../kube/lifecycle-resource.ts';
+import { expandStatus } from '../controller/lifecycle/status/compact-format.ts';
 import type { LifecycleResource } from '../cli/status-view.ts';
 import { inventoryOf, unreadObject, type ObjectView } from '../cli/status-objects.ts';
 
@@ -236,7 +237,7 @@ export function crView(resource: LifecycleResource): CrView {
     created: metadata.creationTimestamp ?? null,
   };
   const empty = { revision: null, state: null, operation: null, path: [], pathSummary: null, lastTransition: null, conditions: [], outbox: [], objects: [], transition: 0, observedGeneration: null };
-  const raw = resource.status;
+  const raw = expandStatus(resource.status, metadata.uid ?? '');
   if (raw === undefined || raw === null || (typeof raw === 'object' && Object.keys(raw).length === 0)) {
     return { ...base, ...empty, health: 'new', reason: 'NoStatus', message: 'no operator has reconciled it yet' };
   }

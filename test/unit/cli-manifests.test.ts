@@ -130,7 +130,28 @@ describe('generateManifests', () => {
     expect(full.find((d) => d.kind === 'CustomResourceDefinition')!.metadata.annotations[STATUS_FORMAT_ANNOTATION]).toBeUndefined();
     expect(full.at(-1)!.spec.template.spec.containers[0].args).not.toContain('--status-format');
     expect(() => generateManifests([{ graph: databaseGraph, names: lean }, { graph: databaseGraph, names: { ...names, kind: 'Other' } }], options)).toThrow(/Other has the full status format, Database the lean one/);
-    expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean)');
+    expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean, compact)');
+  });
+
+  it('gives the compact status format to the CRD and to `okt run`; its CRD does not require what compact leaves out, lean\'s does', () => {
+    const statusSchema = (format: 'lean' | 'compact') => {
+      const docs = generateManifests(databaseGraph, { ...names, statusFormat: format }, options) as Doc[];
+      const crd = docs.find((d) => d.kind === 'CustomResourceDefinition')!;
+      expect(statusFormatOf(crd.metadata.annotations)).toBe(format);
+      const command = runCommand();
+      command.parseOptions((docs.at(-1)!.spec.template.spec.containers[0].args as string[]).slice(1));
+      expect(command.opts().statusFormat).toBe(format);
+      return crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties;
+    };
+    const compact = statusSchema('compact');
+    expect(compact.conditions.items.required).toEqual(['type', 'status', 'reason']);
+    expect(compact.operation.required).toEqual(['phase']);
+    expect(compact.lastTransition.required).toEqual(['from', 'events', 'time']);
+    expect(compact.cycleBrake.required).toBeUndefined();
+    expect(compact.emitted.required).toEqual(['events']);
+    const lean = statusSchema('lean');
+    expect(lean.conditions.items.required).toContain('message');
+    expect(lean.operation.required).toEqual(['id', 'node', 'phase']);
   });
 
   it('prints plain YAML documents (no anchors) that parse back to the objects', () => {

@@ -26,7 +26,7 @@ class Stored {
   clock = 0;
   constructor(stored: StoredResource, format: StatusFormat) {
     this.format = format;
-    const status = parseStatus(stored.status);
+    const status = parseStatus(stored.status, 'uid-1');
     if (status === undefined || 'invalid' in status) throw new Error(`the stored status does not parse: ${JSON.stringify(status)}`);
     this.generation = stored.generation;
     this.spec = stored.spec;

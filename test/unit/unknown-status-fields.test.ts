@@ -117,15 +117,15 @@ describe('statusToWrite: a status write keeps the fields okt does not know', () 
 
 describe('parseStatus', () => {
   test('a status holding only other writers\' fields (and conditions) is a first sight, not an invalid status', () => {
-    expect(parseStatus({ fromAnotherTool: { owner: 'x' }, conditions: [] })).toBeUndefined();
+    expect(parseStatus({ fromAnotherTool: { owner: 'x' }, conditions: [] }, 'uid-1')).toBeUndefined();
   });
 
   test('the step sees only what okt knows', () => {
-    expect(parseStatus(stored)).toEqual(atRunning);
+    expect(parseStatus(stored, 'uid-1')).toEqual(atRunning);
   });
 
   test('a status with okt\'s fields but no state is invalid, naming the field', () => {
-    expect(parseStatus({ fromAnotherTool: 1, transition: 3 })).toMatchObject({ invalid: expect.stringContaining('status.state') });
+    expect(parseStatus({ fromAnotherTool: 1, transition: 3 }, 'uid-1')).toMatchObject({ invalid: expect.stringContaining('status.state') });
   });
 });
 

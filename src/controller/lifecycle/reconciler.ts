@@ -25,6 +25,7 @@ import { ReconcileTelemetry } from './telemetry.ts';
 import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
+import { encodeCompact, expandStatus, isCompactStatus } from './status/compact-format.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION, modelOfRevision } from './model.ts';
 import { NodeObjects, type LifecycleObject, type LookRender } from './objects/node-objects.ts';
@@ -274,7 +275,7 @@ export class LifecycleController {
         ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
       });
     }
-    const written = parseStatus(obj.status);
+    const written = parseStatus(obj.status, obj.metadata.uid ?? '');
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
     // Only what is written: a held record's event goes out once its write succeeded.
@@ -301,6 +302,7 @@ export class LifecycleController {
       outboxLimit: this.#options.outboxLimit ?? 64,
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
       statusFormat: this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT,
+      storedCompact: isCompactStatus(obj.status),
       ...(refusal === undefined ? {} : { startRefused: refusal }),
       ...(objects === undefined ? {} : { objects }),
       ...deliveryProblem(events, uid),
@@ -324,7 +326,7 @@ export class LifecycleController {
 
   /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
   #revisionGraph(obj: LifecycleObject): Graph {
-    const status = parseStatus(obj.status);
+    const status = parseStatus(obj.status, obj.metadata.uid ?? '');
     const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
     return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
   }
@@ -462,7 +464,11 @@ export class LifecycleController {
    */
   async #writeStatus(obj: LifecycleObject, next: object): Promise<LifecycleObject> {
     const { namespace, name } = splitKey(objectKey(obj));
-    const body = { ...obj, apiVersion: this.#apiVersion, kind: this.#options.resource.kind, status: statusToWrite(obj.status, next) };
+    // Other writers' fields are matched against the status as okt reads it (a compact one expanded).
+    const uid = obj.metadata.uid ?? '';
+    const status = statusToWrite(expandStatus(obj.status, uid), next);
+    const stored = this.#options.statusFormat === 'compact' && 'state' in status ? encodeCompact(status as LifecycleStatus, uid) : status;
+    const body = { ...obj, apiVersion: this.#apiVersion, kind: this.#options.resource.kind, status: stored };
     return this.#ownWrites.write(obj, () => this.#options.transport.replace<LifecycleObject>(this.#options.resource, namespace, name, body, {
       resourceVersion: obj.metadata.resourceVersion ?? '',
       subresource: 'status',
@@ -478,7 +484,7 @@ export class LifecycleController {
 
   /** A spec the operator cannot read (the CRD schema normally prevents it): conditions say why, nothing moves. */
   async #writeUnreadableSpec(obj: LifecycleObject, problem: string): Promise<void> {
-    const before = parseConditions(obj.status);
+    const before = parseConditions(obj.status, obj.metadata.uid ?? '');
     const effects = unreadable(before, REASONS.invalidSpec, problem, obj.metadata.generation ?? 1, new Date().toISOString(), this.#options.statusFormat);
     if (effects.status !== undefined) await this.#writeStatus(obj, effects.status);
   }

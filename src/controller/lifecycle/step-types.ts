@@ -110,6 +110,8 @@ export interface StepInput {
   teardownGraceMs?: number;
   /** The shape status is written in (its CRD version's). Default: full. */
   statusFormat?: StatusFormat;
+  /** The status as stored is in the compact format (read expanded): another format rewrites it, as it would a status of full or lean. */
+  storedCompact?: boolean;
   /** The readiness of the objects the graph makes at `node` (read while an action of that node waits to start); absent: not read. */
   objects?: { node: string; readiness: NodeReadiness; objects?: readonly ObjectRef[] };
 }

@@ -128,7 +128,7 @@ export class NodeObjects {
    * metadata nor its spec). `offer` hands the events of a status written to the emitter.
    */
   async apply(obj: LifecycleObject, render: LookRender | undefined, lookingAgain: boolean, offer: (written: LifecycleStatus) => void): Promise<LifecycleObject> {
-    const status = parseStatus(obj.status);
+    const status = parseStatus(obj.status, obj.metadata.uid ?? '');
     const owner = this.#objectOwner(obj);
     if (status === undefined || 'invalid' in status || owner === undefined) return obj;
     const graph = objectsGraph(this.#options.model, status);
@@ -185,7 +185,7 @@ export class NodeObjects {
    * deletion and waits for none: a namespace teardown ends within its grace, and okt.dev/abandon releases.
    */
   async gone(obj: LifecycleObject, abandoned: boolean): Promise<boolean> {
-    const status = parseStatus(obj.status);
+    const status = parseStatus(obj.status, obj.metadata.uid ?? '');
     if (status === undefined || 'invalid' in status || (status.objects ?? []).length === 0) return true;
     const owner = { namespace: obj.metadata.namespace ?? '', uid: obj.metadata.uid ?? '' };
     const { graph } = this.#options.model;

@@ -18,8 +18,12 @@ export const NODE_CONDITION_REASONS: ReadonlySet<string> = new Set([REASONS.ente
  * its status and lastTransitionTime stay. Other writers' conditions keep what they said.
  */
 export function judgedAt(condition: Condition, generation: number): Condition {
-  const okts = OKT_CONDITION_TYPES.has(condition.type) || NODE_CONDITION_REASONS.has(condition.reason);
-  return okts && condition.observedGeneration !== generation ? { ...condition, observedGeneration: generation } : condition;
+  return isOktCondition(condition) && condition.observedGeneration !== generation ? { ...condition, observedGeneration: generation } : condition;
+}
+
+/** One of okt's conditions (its own types, and its node conditions), not another writer's. */
+export function isOktCondition(condition: Pick<Condition, 'type' | 'reason'>): boolean {
+  return OKT_CONDITION_TYPES.has(condition.type) || NODE_CONDITION_REASONS.has(condition.reason);
 }
 
 export function initialStatus(graph: Graph, generation: number, now: string): LifecycleStatus {

@@ -15,6 +15,7 @@ import { releasedBrake } from '../cycle-brake.ts';
 import type { ResourceView, SidecarView, StepEffects, StepInput } from '../step-types.ts';
 import { judgedAt } from './conditions.ts';
 import { inStatusFormat } from './lean-format.ts';
+import { encodeCompact, isCompactStatus } from './compact-format.ts';
 
 export class StatusDraft {
   readonly status: LifecycleStatus;
@@ -34,8 +35,9 @@ export class StatusDraft {
   /** The events of this write. */
   readonly #added: OutboxEntry[] = [];
   readonly #format: StatusFormat;
+  readonly #storedCompact: boolean;
 
-  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number, format: StatusFormat) {
+  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number, format: StatusFormat, storedCompact: boolean) {
     this.stored = stored;
     this.#firstSight = firstSight;
     this.resource = resource;
@@ -46,6 +48,7 @@ export class StatusDraft {
     this.graph = graph;
     this.#undelivered = stored.sequence > delivered ? statusEvents(stored, graph.name).filter((e) => e.sequence > delivered) : [];
     this.#format = format;
+    this.#storedCompact = storedCompact;
   }
 
   stall(reason: string, message: string): StepEffects {
@@ -70,8 +73,14 @@ export class StatusDraft {
   /** A write only when a reader would see a change (the observed generation included). */
   writeIfChanged(): StepEffects {
     const formatted = inStatusFormat(this.status, this.#format);
-    if (!this.#firstSight && isDeepStrictEqual(formatted, this.stored)) return {};
+    if (!this.#firstSight && isDeepStrictEqual(formatted, this.stored) && this.#storedAsWritten(formatted)) return {};
     return { status: this.pruned(formatted) };
+  }
+
+  /** The status is stored as this format writes `formatted` (compact or not: the rest is what the comparison says). */
+  #storedAsWritten(formatted: LifecycleStatus): boolean {
+    const compact = this.#format === 'compact' && isCompactStatus(encodeCompact(formatted, this.resource.uid));
+    return compact === this.#storedCompact;
   }
 
   /** Delivered events leave the status on a write that is due anyway (no write of their own); this write's are kept short. */

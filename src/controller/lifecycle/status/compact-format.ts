@@ -1,0 +1,217 @@
+// The compact status format: an encoding of the lean status at the boundary with the API server. It
+// leaves out what the rest of the status (and the CR's uid) says exactly, and okt's reader puts it
+// back before anything else sees the status, so the step, the events, okt status and okt ui see the
+// lean status as ever. A status is compact when it has no `path` (lean and full always hold it): the
+// path is its `pathSummary` read back. encodeCompact only writes a status expandStatus gives back
+// exactly; one it cannot (a node name the path summary cannot be read back from) is written lean.
+import { isDeepStrictEqual } from 'node:util';
+import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
+import { REASONS, READY } from '../reasons.ts';
+import { isOktCondition } from './conditions.ts';
+import { operationId } from './operation.ts';
+
+type Json = Record<string, unknown>;
+
+/** Event types of `emitted` as short codes (a type always holds a '.', a code never does). */
+const EVENT_CODES: Readonly<Record<string, string>> = {
+  'transition.v1': 't',
+  'action.started.v1': 'as',
+  'action.succeeded.v1': 'ok',
+  'action.failed.v1': 'af',
+  'converged.v1': 'c',
+  'stalled.v1': 's',
+  'migrated.v1': 'm',
+  'braked.v1': 'b',
+  'objects.applied.v1': 'oa',
+  'objects.ready.v1': 'or',
+  'objects.failed.v1': 'of',
+};
+const EVENT_TYPES_BY_CODE: ReadonlyMap<string, string> = new Map(Object.entries(EVENT_CODES).map(([type, code]) => [code, type]));
+/** What okt's sidecar says of a command that succeeded (sidecar/actions.ts): a Succeeded, Completed operation's message unless it says another. */
+const COMPLETED_MESSAGE = 'exited with code 0';
+/** What a converged event's data says unless it says more (it converged at the desired node). */
+const CONVERGED_DATA = { reason: REASONS.reached };
+
+/** Whether a status as stored is in the compact format. */
+export function isCompactStatus(raw: unknown): boolean {
+  return isRecord(raw) && typeof raw.state === 'string' && raw.path === undefined && typeof raw.pathSummary === 'string';
+}
+
+/**
+ * `status` (lean, with any fields okt does not know) as the compact format stores it for the CR of
+ * `uid`; the lean status itself when compact cannot say it exactly.
+ */
+export function encodeCompact(status: LifecycleStatus, uid: string): Json {
+  const candidate = compactCandidate(status as unknown as Json, uid);
+  return candidate !== undefined && isDeepStrictEqual(expandStatus(candidate, uid), status) ? candidate : (status as unknown as Json);
+}
+
+/** A status as stored, in any format, as okt reads it: a compact one expanded to its lean status; any other as it is. */
+export function expandStatus(raw: unknown, uid: string): unknown {
+  if (!isCompactStatus(raw)) return raw;
+  const stored = raw as Json;
+  const state = stored.state as string;
+  const observedGeneration = stored.observedGeneration;
+  const out: Json = { ...stored };
+  const path = parsePath(stored.pathSummary as string);
+  if (path !== undefined) out.path = path;
+  const last = isRecord(stored.lastTransition) ? { ...stored.lastTransition } : undefined;
+  if (last !== undefined) {
+    last.to ??= state;
+    last.generation ??= observedGeneration;
+    out.lastTransition = last;
+  }
+  if (isRecord(stored.operation)) {
+    const operation = stored.operation;
+    const retries = typeof operation.retries === 'number' ? operation.retries : 0;
+    const id = operation.id ?? (typeof stored.transition === 'number' ? operationId(uid, stored.transition, retries) : undefined);
+    const message = operation.message ?? (isCompleted(operation) ? COMPLETED_MESSAGE : undefined);
+    out.operation = defined({ id, node: operation.node ?? state, ...withoutKeys(operation, ['id', 'node']), message });
+  }
+  if (isRecord(stored.cycleBrake) && last !== undefined) {
+    const brake = stored.cycleBrake;
+    out.cycleBrake = { generation: brake.generation ?? last.generation, turns: brake.turns ?? 1, at: brake.at ?? last.time, ...withoutKeys(brake, ['generation', 'turns', 'at']) };
+  }
+  if (Array.isArray(stored.conditions)) {
+    out.conditions = stored.conditions.map((c: unknown) => (isRecord(c) ? expandCondition(c, out, last) : c));
+  }
+  if (isRecord(stored.emitted)) out.emitted = expandEmitted(stored.emitted, out);
+  return out;
+}
+
+function compactCandidate(status: Json, uid: string): Json | undefined {
+  const state = status.state as string;
+  if (typeof status.pathSummary !== 'string' || !isDeepStrictEqual(parsePath(status.pathSummary), status.path)) return undefined;
+  const out: Json = withoutKeys(status, ['path']);
+  const last = status.lastTransition as Json | undefined;
+  if (last !== undefined) {
+    const compact = { ...last };
+    if (compact.to === state) delete compact.to;
+    if (compact.generation === status.observedGeneration) delete compact.generation;
+    out.lastTransition = compact;
+  }
+  const operation = status.operation as Json | undefined;
+  if (operation !== undefined) {
+    const compact = { ...operation };
+    const retries = typeof operation.retries === 'number' ? operation.retries : 0;
+    if (compact.id === operationId(uid, status.transition as number, retries)) delete compact.id;
+    if (compact.node === state) delete compact.node;
+    if (isCompleted(operation) && compact.message === COMPLETED_MESSAGE) delete compact.message;
+    out.operation = compact;
+  }
+  const brake = status.cycleBrake as Json | undefined;
+  if (brake !== undefined && last !== undefined) {
+    const compact = { ...brake };
+    if (compact.generation === last.generation) delete compact.generation;
+    if (compact.turns === 1) delete compact.turns;
+    if (compact.at === last.time) delete compact.at;
+    out.cycleBrake = compact;
+  }
+  out.conditions = (status.conditions as Json[]).map((c) => compactCondition(c, status, last));
+  const emitted = status.emitted as Json | undefined;
+  if (emitted !== undefined) out.emitted = compactEmitted(emitted, status);
+  return out;
+}
+
+/**
+ * okt's conditions leave out their generation (the status's), the node condition its message and time
+ * (its entry: lastTransition), Ready at the desired node its message. Each only when it is the derived one.
+ */
+function compactCondition(condition: Json, status: Json, last: Json | undefined): Json {
+  const out = { ...condition };
+  if (!isOktCondition(condition as { type: string; reason: string })) return out;
+  if (out.observedGeneration === status.observedGeneration) delete out.observedGeneration;
+  const derived = derivedMessage(condition, status, last);
+  if (derived !== undefined && derived === out.message) delete out.message;
+  if (condition.reason === REASONS.entered && last !== undefined && out.lastTransitionTime === last.time) delete out.lastTransitionTime;
+  return out;
+}
+
+function expandCondition(condition: Json, status: Json, last: Json | undefined): Json {
+  if (!isOktCondition(condition as { type: string; reason: string })) return condition;
+  const message = condition.message ?? derivedMessage(condition, status, last);
+  const time = condition.lastTransitionTime ?? (condition.reason === REASONS.entered ? last?.time : undefined);
+  const generation = condition.observedGeneration ?? status.observedGeneration;
+  return { ...withoutKeys(condition, ['message', 'lastTransitionTime', 'observedGeneration']), ...defined({ message, lastTransitionTime: time, observedGeneration: generation }) };
+}
+
+/** The message okt gives the condition, as the status says it (src/controller/lifecycle/status/commit.ts), when derivable. */
+function derivedMessage(condition: Json, status: Json, last: Json | undefined): string | undefined {
+  const state = status.state as string;
+  if (condition.reason === REASONS.entered && condition.status === 'True') {
+    if (last === undefined) return `${state} is the entry node`;
+    const events = Array.isArray(last.events) ? (last.events as string[]) : [];
+    const why = events.length > 0 ? ` on ${events.join(', ')}` : ' by migration';
+    return `entered from ${String(last.from)} at transition ${String(status.transition)}${why}`;
+  }
+  if (condition.type === READY && condition.reason === REASONS.reached && condition.status === 'True') {
+    return `${state} reached${status.operation === undefined ? '' : '; its action succeeded'}`;
+  }
+  return undefined;
+}
+
+function isCompleted(operation: Json): boolean {
+  return operation.phase === 'Succeeded' && operation.reason === 'Completed';
+}
+
+/** `emitted` leaves out the desired node when it is the state, its time when it is the status's latest, types as codes, a converged event's usual data. */
+function compactEmitted(emitted: Json, status: Json): Json {
+  const out = { ...emitted };
+  if (out.desired === status.state) delete out.desired;
+  if (out.time === latestTime(status)) delete out.time;
+  if (Array.isArray(emitted.events)) {
+    out.events = emitted.events.map((event: Json) => {
+      const compact = { ...event };
+      if (isDeepStrictEqual(event.data, CONVERGED_DATA) && event.type === 'converged.v1') delete compact.data;
+      const code = EVENT_CODES[event.type as string];
+      if (code !== undefined) compact.type = code;
+      return compact;
+    });
+  }
+  return out;
+}
+
+function expandEmitted(emitted: Json, status: Json): Json {
+  const events = Array.isArray(emitted.events)
+    ? emitted.events.map((event: unknown) => {
+        if (!isRecord(event) || typeof event.type !== 'string') return event;
+        const type = EVENT_TYPES_BY_CODE.get(event.type) ?? event.type;
+        const data = event.data ?? (type === 'converged.v1' ? { ...CONVERGED_DATA } : undefined);
+        return defined({ ...event, type, data });
+      })
+    : emitted.events;
+  return defined({ ...emitted, desired: emitted.desired ?? status.state, events, time: emitted.time ?? latestTime(status) });
+}
+
+/** The latest time the status holds (lastTransition's, the conditions'): the time of the write that changed it last, when it had events. */
+function latestTime(status: Json): string | undefined {
+  const times = [(status.lastTransition as Json | undefined)?.time, ...((status.conditions as Json[] | undefined) ?? []).map((c) => c.lastTransitionTime)].filter((t): t is string => typeof t === 'string');
+  return times.reduce<string | undefined>((latest, t) => (latest === undefined || Date.parse(t) > Date.parse(latest) ? t : latest), undefined);
+}
+
+/** `renderPath`'s output (src/machine/path.ts) read back; undefined when it is not of that form. */
+export function parsePath(summary: string): string[] | undefined {
+  const step = /^>(?:\(([^<>()]+)<<>>([^<>()]+)\)x(\d+)|([^>]+))/;
+  const path: string[] = [];
+  let rest = summary;
+  while (rest.length > 0) {
+    const match = step.exec(rest);
+    if (match === null) return undefined;
+    if (match[4] !== undefined) path.push(match[4]);
+    else for (let i = 0; i < Number(match[3]); i++) path.push(match[1]!, match[2]!);
+    rest = rest.slice(match[0].length);
+  }
+  return path;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutKeys(object: Json, keys: readonly string[]): Json {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));
+}
+
+function defined(object: Json): Json {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+}
