@@ -1,0 +1,102 @@
+// The compact status format as a user sets it up: `okt crd --status-format compact` applied with
+// kubectl, `okt run --status-format compact` as a process, CRs walked with kubectl beside the same walk
+// under lean. What compact leaves out must be absent on the API server's object, what kubectl, `kubectl
+// wait`, okt status and a person read must still be there, and an operator switched back to lean
+// rewrites the CR lean on its first look.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { e2eKubeconfigPath, createNamespace, e2eKubeConfig, kubectl, kubectlWait } from './helpers/index.ts';
+import { startNoopSidecar } from './helpers/lifecycle.ts';
+import { killHard, spawnOperator } from './helpers/operator-process.ts';
+import { okt } from '../fixtures/okt-process.ts';
+
+// Groups of their own, of one length, so that the two CRs differ only by their status.
+const formats = { lean: 'lean.cmp.e2e.okt.dev', compact: 'cmpt.cmp.e2e.okt.dev' } as const;
+type Format = keyof typeof formats;
+const resourceOf = (format: Format) => `databases.${formats[format]}`;
+const names = (format: Format) => ({ group: formats[format], version: 'v1', kind: 'Database' });
+const env = { KUBECONFIG: e2eKubeconfigPath() };
+const kc = e2eKubeConfig();
+let namespace = '';
+let sidecar: Awaited<ReturnType<typeof startNoopSidecar>>;
+const operators: ReturnType<typeof spawnOperator>[] = [];
+
+beforeAll(async () => {
+  namespace = await createNamespace(kc, 'okt-cmpt');
+  sidecar = await startNoopSidecar();
+  for (const format of ['lean', 'compact'] as const) {
+    const crd = await okt(['crd', 'graphs/database.ts', '--group', formats[format], '--version', 'v1', '--kind', 'Database', '--status-format', format]);
+    expect(crd.code, crd.stderr).toBe(0);
+    await kubectl(['apply', '-f', '-'], crd.stdout);
+    await kubectl(['wait', '--for=condition=Established', `crd/${resourceOf(format)}`, '--timeout=30s']);
+    operators.push(spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, resource: names(format), extra: ['--status-format', format] }));
+  }
+});
+
+afterAll(async () => {
+  for (const operator of operators) await killHard(operator);
+  await sidecar?.close();
+});
+
+/** Start > Running > Servicing > Running with kubectl, waiting for Ready at each; the CR at rest, as `kubectl get -o json` prints it. */
+async function walk(format: Format): Promise<string> {
+  const resource = resourceOf(format);
+  await kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: `${formats[format]}/v1`, kind: 'Database', metadata: { name: 'pg' }, spec: { desiredState: 'Running' } }));
+  await kubectlWait(`${resource}/pg`, 'Ready', namespace);
+  for (const desired of ['Servicing', 'Running']) {
+    await kubectl(['patch', '-n', namespace, `${resource}/pg`, '--type', 'merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
+    await expect.poll(async () => JSON.parse(await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json'])).status?.state, { timeout: 30_000 }).toBe(desired);
+    await kubectlWait(`${resource}/pg`, 'Ready', namespace);
+  }
+  await kubectlWait(`${resource}/pg`, 'Running', namespace);
+  return await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json']);
+}
+
+test('a CR walked under the compact format: what the rest of its status says is absent on the server, kubectl, kubectl wait and okt status read it as under lean, and it is smaller', async () => {
+  const annotation = await kubectl(['get', `crd/${resourceOf('compact')}`, '-o', 'jsonpath={.metadata.annotations.okt\\.dev/status-format}']);
+  expect(annotation).toBe('compact');
+  const [lean, compact] = await Promise.all([walk('lean'), walk('compact')]);
+  const { status } = JSON.parse(compact) as { status: Record<string, any> };
+  const leanStatus = (JSON.parse(lean) as { status: Record<string, any> }).status;
+  expect(status.state, operators[1]!.output()).toBe('Running');
+  expect(status).not.toHaveProperty('path');
+  expect(status.pathSummary).toBe(leanStatus.pathSummary);
+  expect(status.pathSummary).toBe('>Start>(Running<<>>Servicing)x1>Running');
+  expect(status.conditions.map((c: { type: string; status: string; reason: string }) => `${c.type}=${c.status} ${c.reason}`).sort()).toEqual(['Ready=True DesiredStateReached', 'Running=True Entered']);
+  for (const c of status.conditions) {
+    expect(c).not.toHaveProperty('observedGeneration');
+    expect(c).not.toHaveProperty('message');
+  }
+  expect(status.lastTransition).toMatchObject({ from: 'Servicing' });
+  expect(status.lastTransition).not.toHaveProperty('to');
+  expect(status.lastTransition).not.toHaveProperty('generation');
+  expect(status.operation).toMatchObject({ phase: 'Succeeded' });
+  expect(status.operation).not.toHaveProperty('id');
+  expect(status.operation).not.toHaveProperty('node');
+  expect(status.emitted.events.map((e: { type: string }) => e.type)).toEqual(['ok', 'c']);
+
+  // What a person reads: the printer columns, and okt status (the reader rebuilds the lean status).
+  const wide = await kubectl(['get', '-n', namespace, `${resourceOf('compact')}/pg`, '-o', 'wide', '--no-headers']);
+  expect(wide.trim().split(/\s+/).slice(0, 5)).toEqual(['pg', 'Running', 'Running', 'True', '>Start>(Running<<>>Servicing)x1>Running']);
+  const shown = await okt(['status', `${resourceOf('compact')}/pg`, '-n', namespace], { env });
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(shown.stdout).toMatch(/ {2}Ready +True +DesiredStateReached/);
+  expect(shown.stdout).toContain('Running reached; its action succeeded');
+  expect(shown.stdout).toContain('entered from Servicing at transition 3 on Running');
+
+  // As the API server serves it whole (managedFields included, no indentation): near what etcd holds.
+  const raw = async (format: Format) => (await kubectl(['get', '--raw', `/apis/${formats[format]}/v1/namespaces/${namespace}/databases/pg`])).trim().length;
+  console.log(`a CR at rest after Start > Running > Servicing > Running, kubectl get -o json: lean ${lean.length} B, compact ${compact.length} B; as served (--raw): lean ${await raw('lean')} B, compact ${await raw('compact')} B; status ${JSON.stringify(leanStatus).length} -> ${JSON.stringify(status).length} B`);
+  expect(compact.length).toBeLessThan(lean.length - 400);
+});
+
+test('an operator switched from compact to lean rewrites the CR lean on its first look, and it stays Ready', async () => {
+  await killHard(operators[1]!);
+  operators[1] = spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, resource: names('compact'), extra: ['--status-format', 'lean'] });
+  const read = async () => (JSON.parse(await kubectl(['get', '-n', namespace, `${resourceOf('compact')}/pg`, '-o', 'json'])) as { status: Record<string, any> }).status;
+  await expect.poll(async () => (await read()).path, { timeout: 30_000 }).toEqual(['Start', 'Running', 'Servicing', 'Running']);
+  const status = await read();
+  expect(status.operation).toMatchObject({ id: expect.stringMatching(/-3$/), node: 'Running', phase: 'Succeeded' });
+  expect(status.conditions.find((c: { type: string }) => c.type === 'Running')).toMatchObject({ message: 'entered from Servicing at transition 3 on Running', observedGeneration: 3 });
+  expect(status.transition).toBe(3);
+  await kubectlWait(`${resourceOf('compact')}/pg`, 'Ready', namespace);
+});
