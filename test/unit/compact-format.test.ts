@@ -1,13 +1,14 @@
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { encodeCompact, expandStatus, isCompactStatus, parsePath } from '../../src/controller/lifecycle/status/compact-format.ts';
-import type { LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
+import { lifecycleStatusSchema, type LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import { renderPath } from '../../src/machine/index.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import { renderStatusText, type LifecycleResource } from '../../src/cli/status-view.ts';
 import { NO_COLORS } from '../../src/cli/output.ts';
 import { crView } from '../../src/ui/model.ts';
 import { parseStatus } from '../../src/controller/lifecycle/parse-status.ts';
+import * as okt from '../../src/index.ts';
 
 /** A database CR walked Start > Running > Servicing > Running, at rest, in `format`. */
 function walked(format: 'lean' | 'compact'): LifecycleSim {
@@ -96,6 +97,9 @@ describe('readers of a compact CR see its lean status', () => {
     expect(text).toMatch(/ path +>Start>\(Running<<>>Servicing\)x1>Running\n/);
     expect(crView(compact)).toEqual(crView(lean));
     expect(parseStatus(compact.status, 'uid-1')).toEqual(status);
+    // A reader of the package: the exported schema takes the status once expanded, not before.
+    expect(lifecycleStatusSchema.safeParse(compact.status).success).toBe(false);
+    expect(lifecycleStatusSchema.parse(okt.expandStatus(compact.status, 'uid-1'))).toEqual(status);
   });
 });
 
