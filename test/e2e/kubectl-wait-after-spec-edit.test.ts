@@ -2,7 +2,7 @@
 // docs/operator.md: Stalled=false), after spec edits that leave the CR on its node: spec.paused on and
 // off, spec.retry, spec.params. kubectl ignores a condition whose observedGeneration is older than the
 // object's generation, so each of okt's conditions must be brought to the generation it was judged at.
-// The real kubectl against the real API server, in both status formats.
+// The real kubectl against the real API server, in every status format.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatusFormat } from '../../src/kube/status-format.ts';
 import { brokerGraph } from '../fixtures/params-graphs.ts';
@@ -12,7 +12,7 @@ import { startLocalOperator, type LifecycleObject, type LocalOperator } from './
 const graph = brokerGraph();
 const kc = e2eKubeConfig();
 
-for (const format of ['full', 'lean'] as const satisfies readonly StatusFormat[]) {
+for (const format of ['full', 'lean', 'compact'] as const satisfies readonly StatusFormat[]) {
   describe(`${format} status`, () => {
     // A group per format: each CRD says its own format.
     const BROKERS = { group: `wait-${format}.e2e.okt.dev`, version: 'v1', plural: 'brokers', kind: 'Broker', statusFormat: format } as const;

@@ -114,13 +114,13 @@ function compactCandidate(status: Json, uid: string): Json | undefined {
 }
 
 /**
- * okt's conditions leave out their generation (the status's), the node condition its message and time
- * (its entry: lastTransition), Ready at the desired node its message. Each only when it is the derived one.
+ * Of okt's conditions, the node condition leaves out its message and time (its entry: lastTransition),
+ * Ready at the desired node its message; each only when it is the derived one. Their generation stays:
+ * `kubectl wait` takes a condition without one as judged at the object's generation.
  */
 function compactCondition(condition: Json, status: Json, last: Json | undefined): Json {
   const out = { ...condition };
   if (!isOktCondition(condition as { type: string; reason: string })) return out;
-  if (out.observedGeneration === status.observedGeneration) delete out.observedGeneration;
   const derived = derivedMessage(condition, status, last);
   if (derived !== undefined && derived === out.message) delete out.message;
   if (condition.reason === REASONS.entered && last !== undefined && out.lastTransitionTime === last.time) delete out.lastTransitionTime;
@@ -131,8 +131,7 @@ function expandCondition(condition: Json, status: Json, last: Json | undefined):
   if (!isOktCondition(condition as { type: string; reason: string })) return condition;
   const message = condition.message ?? derivedMessage(condition, status, last);
   const time = condition.lastTransitionTime ?? (condition.reason === REASONS.entered ? last?.time : undefined);
-  const generation = condition.observedGeneration ?? status.observedGeneration;
-  return { ...withoutKeys(condition, ['message', 'lastTransitionTime', 'observedGeneration']), ...defined({ message, lastTransitionTime: time, observedGeneration: generation }) };
+  return { ...withoutKeys(condition, ['message', 'lastTransitionTime']), ...defined({ message, lastTransitionTime: time }) };
 }
 
 /** The message okt gives the condition, as the status says it (src/controller/lifecycle/status/commit.ts), when derivable. */
