@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fateOf, loadGraph, paramsSchema, requiredNodeParams, strandedReason, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema, SIDECAR_URL_PATTERN } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
-import { COMPACT_OPTIONAL_FIELDS, DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
+import { COMPACT_EVENT_MARKS, COMPACT_OPTIONAL_FIELDS, DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
 
 /** Where a graph's custom resource lives in the API. */
 export interface CrdNames {
@@ -162,7 +162,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   };
 }
 
-/** The compact format leaves out fields the rest of the status says: its CRD version does not require them. */
+/** The compact format leaves out fields the rest of the status says: its CRD version does not require them, and has the marks of its events. */
 function leaveOptionalForCompact(status: JsonSchema): void {
   const fields = status.properties as Record<string, JsonSchema>;
   for (const [where, optional] of Object.entries(COMPACT_OPTIONAL_FIELDS)) {
@@ -171,6 +171,9 @@ function leaveOptionalForCompact(status: JsonSchema): void {
     if (required.length > 0) object.required = required;
     else delete object.required;
   }
+  // Without them in the schema the API server would prune the marks, and the events would read back otherwise.
+  const event = (fields.emitted!.properties as Record<string, JsonSchema>).events!.items as JsonSchema;
+  for (const mark of COMPACT_EVENT_MARKS) (event.properties as Record<string, JsonSchema>)[mark] = { type: 'integer', enum: [1] };
 }
 
 /**

@@ -25,6 +25,12 @@ export function statusFormatOf(annotations: Record<string, string> | undefined):
 }
 
 /**
+ * Marks of an `emitted` event in the compact format, each `1`: `lt`, its data's `from` and `events`
+ * are lastTransition's; `pa`, its data is the previous node's action succeeding. Its CRD version has them.
+ */
+export const COMPACT_EVENT_MARKS = ['lt', 'pa'] as const;
+
+/**
  * Fields the compact format leaves out where the rest of the status says them (okt's reader puts them
  * back): the CRD of a compact version does not require them. Per object of status, by its path.
  */

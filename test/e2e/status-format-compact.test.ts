@@ -89,6 +89,27 @@ test('a CR walked under the compact format: what the rest of its status says is 
   expect(compact.length).toBeLessThan(lean.length - 400);
 });
 
+test('a CR kept at the leaf it reached in one spec edit: the server keeps the marks of its events, which read back as under lean', async () => {
+  const kept = async (format: Format) => {
+    const resource = resourceOf(format);
+    await kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: `${formats[format]}/v1`, kind: 'Database', metadata: { name: 'kept' }, spec: { desiredState: 'Running', onLeaf: 'Keep' } }));
+    await kubectlWait(`${resource}/kept`, 'Ready', namespace);
+    await kubectl(['patch', '-n', namespace, `${resource}/kept`, '--type', 'merge', '-p', JSON.stringify({ spec: { desiredState: 'End' } })]);
+    await kubectlWait(`${resource}/kept`, 'End', namespace);
+    return (JSON.parse(await kubectl(['get', '-n', namespace, `${resource}/kept`, '-o', 'json'])) as { status: Record<string, any> }).status;
+  };
+  const [lean, compact] = await Promise.all([kept('lean'), kept('compact')]);
+  expect(lean.path).toEqual(['Start', 'Running', 'Servicing', 'End']);
+  expect(lean.emitted.events.map((e: { type: string }) => e.type)).toEqual(['action.succeeded.v1', 'transition.v1', 'converged.v1']);
+  // Servicing's action ended with the write that reached End: pruned marks would leave these events without their data.
+  expect(compact.emitted.events, operators[1]!.output()).toEqual([{ type: 'ok', subject: 'Servicing', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+  console.log(`a CR kept at End, its status: lean ${JSON.stringify(lean).length} B, compact ${JSON.stringify(compact).length} B`);
+  expect(JSON.stringify(compact).length).toBeLessThan(JSON.stringify(lean).length - 500);
+  const shown = await okt(['status', `${resourceOf('compact')}/kept`, '-n', namespace], { env });
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(shown.stdout).toContain('entered from Servicing at transition 3 on End');
+});
+
 test('an operator switched from compact to lean rewrites the CR lean on its first look, and it stays Ready', async () => {
   await killHard(operators[1]!);
   operators[1] = spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, resource: names('compact'), extra: ['--status-format', 'lean'] });

@@ -133,7 +133,7 @@ describe('generateManifests', () => {
     expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean, compact)');
   });
 
-  it('gives the compact status format to the CRD and to `okt run`; its CRD does not require what compact leaves out, lean\'s does', () => {
+  it('gives the compact status format to the CRD and to `okt run`; its CRD does not require what compact leaves out, lean\'s does, and has the marks of compact events', () => {
     const statusSchema = (format: 'lean' | 'compact') => {
       const docs = generateManifests(databaseGraph, { ...names, statusFormat: format }, options) as Doc[];
       const crd = docs.find((d) => d.kind === 'CustomResourceDefinition')!;
@@ -149,7 +149,11 @@ describe('generateManifests', () => {
     expect(compact.lastTransition.required).toEqual(['from', 'events', 'time']);
     expect(compact.cycleBrake.required).toBeUndefined();
     expect(compact.emitted.required).toEqual(['events']);
+    // The marks of compact events are in the schema: the API server prunes what it does not know.
+    expect(compact.emitted.properties.events.items.properties.lt).toEqual({ type: 'integer', enum: [1] });
+    expect(compact.emitted.properties.events.items.properties.pa).toEqual({ type: 'integer', enum: [1] });
     const lean = statusSchema('lean');
+    expect(lean.emitted.properties.events.items.properties).not.toHaveProperty('pa');
     expect(lean.conditions.items.required).toContain('message');
     expect(lean.operation.required).toEqual(['id', 'node', 'phase']);
   });

@@ -47,6 +47,45 @@ describe('the compact status format', () => {
     expect(compact.stored!.length).toBeLessThan(lean.stored!.length - 400);
   });
 
+  /** A database CR walked as `walked`, then kept at End reached in one spec edit (through Servicing), with okt's sidecar's message for Servicing's action. */
+  function atLeaf(): LifecycleStatus {
+    const sim = walked('lean');
+    sim.setSpec({ onLeaf: 'Keep' });
+    sim.setDesired('End');
+    sim.settle();
+    const status = sim.status!;
+    const [ok, ...rest] = status.emitted!.events;
+    const operation = { ...(ok!.data!.operation as object), message: 'exited with code 0' };
+    return { ...status, emitted: { ...status.emitted!, events: [{ ...ok!, data: { ...ok!.data, operation } }, ...rest] } };
+  }
+
+  test('a CR kept at a leaf it reached in one spec edit: the previous node\'s action succeeding and the transition\'s events are marks, read back exactly', () => {
+    const lean = atLeaf();
+    expect(lean.state).toBe('End');
+    const stored = encodeCompact(lean, 'uid-1') as Record<string, any>;
+    expect(isCompactStatus(stored)).toBe(true);
+    // Servicing's action ended with the write that reached End: its event is all the previous node's.
+    expect(stored.emitted.events).toEqual([{ type: 'ok', subject: 'Servicing', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+    expect(expandStatus(stored, 'uid-1')).toEqual(lean);
+    const [leanBytes, compactBytes] = [JSON.stringify(lean).length, JSON.stringify(stored).length];
+    console.log(`status kept at End: lean ${leanBytes} B, compact ${compactBytes} B`);
+    expect(compactBytes).toBeLessThan(leanBytes - 500);
+  });
+
+  test('an event the marks do not say exactly keeps its data (another message of the previous action), and reads back exactly', () => {
+    const lean = atLeaf();
+    const [ok, ...rest] = lean.emitted!.events;
+    for (const message of ['exited with code 0 after a retry', undefined]) {
+      const { message: _default, ...operation } = ok!.data!.operation as Record<string, unknown>;
+      const other = { ...lean, emitted: { ...lean.emitted!, events: [{ ...ok!, data: { ...ok!.data, operation: message === undefined ? operation : { ...operation, message } } }, ...rest] } };
+      const stored = encodeCompact(other, 'uid-1') as Record<string, any>;
+      expect(isCompactStatus(stored)).toBe(true);
+      expect(stored.emitted.events[0]).not.toHaveProperty('pa');
+      expect(stored.emitted.events[0].data.operation.message).toBe(message);
+      expect(expandStatus(stored, 'uid-1')).toEqual(other);
+    }
+  });
+
   test('a status the compact format cannot say exactly is written lean (a path summary that does not read back as the path), and a lean status is read as it is', () => {
     const status = walked('lean').status!;
     const odd: LifecycleStatus = { ...status, pathSummary: '>Start>Running' };

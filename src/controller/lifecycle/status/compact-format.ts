@@ -6,7 +6,9 @@
 // exactly; one it cannot (a node name the path summary cannot be read back from) is written lean.
 import { isDeepStrictEqual } from 'node:util';
 import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
+import { COMPACT_EVENT_MARKS } from '../../../kube/status-format.ts';
 import { REASONS, READY } from '../reasons.ts';
+import { renderPath } from '../../../machine/index.ts';
 import { isOktCondition } from './conditions.ts';
 import { operationId } from './operation.ts';
 
@@ -75,7 +77,7 @@ export function expandStatus(raw: unknown, uid: string): unknown {
   if (Array.isArray(stored.conditions)) {
     out.conditions = stored.conditions.map((c: unknown) => (isRecord(c) ? expandCondition(c, out, last) : c));
   }
-  if (isRecord(stored.emitted)) out.emitted = expandEmitted(stored.emitted, out);
+  if (isRecord(stored.emitted)) out.emitted = expandEmitted(stored.emitted, out, uid);
   return out;
 }
 
@@ -109,7 +111,7 @@ function compactCandidate(status: Json, uid: string): Json | undefined {
   }
   out.conditions = (status.conditions as Json[]).map((c) => compactCondition(c, status, last));
   const emitted = status.emitted as Json | undefined;
-  if (emitted !== undefined) out.emitted = compactEmitted(emitted, status);
+  if (emitted !== undefined) out.emitted = compactEmitted(emitted, status, uid);
   return out;
 }
 
@@ -153,32 +155,78 @@ function isCompleted(operation: Json): boolean {
   return operation.phase === 'Succeeded' && operation.reason === 'Completed';
 }
 
-/** `emitted` leaves out the desired node when it is the state, its time when it is the status's latest, types as codes, a converged event's usual data. */
-function compactEmitted(emitted: Json, status: Json): Json {
+/**
+ * `emitted` leaves out the desired node when it is the state, its time when it is the status's latest,
+ * types as codes, and of an event's data what the rest of the status says: `lt` stands for the
+ * `from` and `events` of lastTransition (a transition's, a convergence's), `pa` for the whole data of
+ * the previous node's action succeeding (the write that reached a node without an action), and a
+ * converged event's usual data. Each only when the event reads back exactly.
+ */
+function compactEmitted(emitted: Json, status: Json, uid: string): Json {
   const out = { ...emitted };
   if (out.desired === status.state) delete out.desired;
   if (out.time === latestTime(status)) delete out.time;
   if (Array.isArray(emitted.events)) {
     out.events = emitted.events.map((event: Json) => {
-      const compact = { ...event };
-      if (isDeepStrictEqual(event.data, CONVERGED_DATA) && event.type === 'converged.v1') delete compact.data;
-      const code = EVENT_CODES[event.type as string];
-      if (code !== undefined) compact.type = code;
-      return compact;
+      const compact = compactEvent(event, status, uid);
+      return isDeepStrictEqual(expandEvent(compact, status, uid), event) ? compact : event;
     });
   }
   return out;
 }
 
-function expandEmitted(emitted: Json, status: Json): Json {
-  const events = Array.isArray(emitted.events)
-    ? emitted.events.map((event: unknown) => {
-        if (!isRecord(event) || typeof event.type !== 'string') return event;
-        const type = EVENT_TYPES_BY_CODE.get(event.type) ?? event.type;
-        const data = event.data ?? (type === 'converged.v1' ? { ...CONVERGED_DATA } : undefined);
-        return defined({ ...event, type, data });
-      })
-    : emitted.events;
+function compactEvent(event: Json, status: Json, uid: string): Json {
+  const compact: Json = { ...event };
+  const code = EVENT_CODES[event.type as string];
+  if (code !== undefined) compact.type = code;
+  if (!isRecord(event.data)) return compact;
+  const previous = previousActionSucceeded(status, uid);
+  if (event.type === 'action.succeeded.v1' && previous !== undefined && isDeepStrictEqual(event.data, previous)) {
+    delete compact.data;
+    compact.pa = 1;
+    return compact;
+  }
+  let data: Json = event.data;
+  const last = status.lastTransition as Json | undefined;
+  if (last !== undefined && isDeepStrictEqual(data.from, last.from) && isDeepStrictEqual(data.events, last.events)) {
+    data = withoutKeys(data, ['from', 'events']);
+    compact.lt = 1;
+  }
+  if (event.type === 'converged.v1' && isDeepStrictEqual(data, CONVERGED_DATA)) delete compact.data;
+  else compact.data = Object.keys(data).length === 0 ? undefined : data;
+  return defined(compact);
+}
+
+function expandEvent(event: Json, status: Json, uid: string): Json {
+  const type = EVENT_TYPES_BY_CODE.get(event.type as string) ?? event.type;
+  let data = event.pa === 1 ? previousActionSucceeded(status, uid) : (event.data as Json | undefined);
+  if (data === undefined && type === 'converged.v1') data = { ...CONVERGED_DATA };
+  const last = status.lastTransition as Json | undefined;
+  if (event.lt === 1 && last !== undefined) data = { ...data, from: last.from, events: last.events };
+  return defined({ ...withoutKeys(event, COMPACT_EVENT_MARKS), type, data });
+}
+
+/**
+ * What an `action.succeeded.v1` event adds to the status of the write that reached a node with no
+ * action: the previous node's operation (its id of the previous transition, okt's sidecar's message
+ * for an exit code 0), at the previous transition and path. Undefined when the status has no previous node.
+ */
+function previousActionSucceeded(status: Json, uid: string): Json | undefined {
+  const last = status.lastTransition as Json | undefined;
+  const path = status.path as string[] | undefined;
+  if (last === undefined || typeof last.from !== 'string' || typeof status.transition !== 'number' || path === undefined || path.length < 2) return undefined;
+  const transition = status.transition - 1;
+  return {
+    from: last.from,
+    to: last.from,
+    transition,
+    path: renderPath(path.slice(0, -1)),
+    operation: { id: operationId(uid, transition), node: last.from, phase: 'Succeeded', message: COMPLETED_MESSAGE },
+  };
+}
+
+function expandEmitted(emitted: Json, status: Json, uid: string): Json {
+  const events = Array.isArray(emitted.events) ? emitted.events.map((event: unknown) => (isRecord(event) && typeof event.type === 'string' ? expandEvent(event, status, uid) : event)) : emitted.events;
   return defined({ ...emitted, desired: emitted.desired ?? status.state, events, time: emitted.time ?? latestTime(status) });
 }
 
