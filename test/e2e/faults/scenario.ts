@@ -1,8 +1,9 @@
-// A fault-injection run: many CRs walk the database graph while fast-check-chosen faults hit the
-// operator (killed, or rolled to another revision of the graph), the API server, the sidecar (crashed,
-// or losing its journal), the event sink, the actions (a failure the walker retries), a second
-// namespace (torn down with its sidecar) and the objects CRs of the store graph own (stores.ts); then
-// every invariant is checked, and every CR is deleted and checked to go down its graph's default path.
+// A fault-injection run: many CRs walk the database graph, their status in a format fast-check picks
+// (full, lean or compact), while fast-check-chosen faults hit the operator (killed, or rolled to
+// another revision of the graph), the API server, the sidecar (crashed, or losing its journal), the
+// event sink, the actions (a failure the walker retries), a second namespace (torn down with its
+// sidecar) and the objects CRs of the store graph own (stores.ts); then every invariant is checked, and
+// every CR is deleted and checked to go down its graph's default path.
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,11 @@ import type { ControlPlane } from '../../../src/cluster/index.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createNamespace, e2eKubeconfigPath, mergePatch } from '../helpers/cluster.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
-import { conditionOf, DATABASES, databases, type DatabaseObject } from '../helpers/lifecycle.ts';
+import { conditionOf, databaseCrdIn, DATABASES, lifecycleObjects, type DatabaseObject } from '../helpers/lifecycle.ts';
+import { applyCrd } from '../helpers/crd.ts';
+import { expandStatus, type LifecycleResourceRef } from '../../../src/controller/lifecycle/index.ts';
+import type { LifecycleStatus } from '../../../src/kube/lifecycle-resource.ts';
+import { STATUS_FORMATS, type StatusFormat } from '../../../src/kube/status-format.ts';
 import { checkDeletion, checkEvents, checkOperations, eventsByUid, hasAllEvents, isSettledAt, readyOverFailure } from './checks.ts';
 import { maxTurnsWithin } from '../../../src/controller/lifecycle/cycle-brake.ts';
 import type { Graph } from '../../../src/graph/index.ts';
@@ -53,6 +58,8 @@ export interface Scenario {
   replicas: number;
   /** Whether the sidecar's actions are declared idempotent (re-run when their fate is unknown) or not (the CR stalls, Interrupted, and is retried by its user). */
   idempotent: boolean;
+  /** The status format of the databases' CRD and operators; the suite's reads expand it. */
+  statusFormat: StatusFormat;
   faults: Fault[];
 }
 
@@ -136,8 +143,8 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .tuple(fc.array(fc.constantFrom(...LOOPED), { minLength: bounds.loops.min, maxLength: bounds.loops.max }), fc.constantFrom('Running', 'Servicing', 'Stopping'))
     .map(([loop, last]) => [...loop, last].filter((t, i, all) => i === 0 || all[i - 1] !== t));
   return fc
-    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean() })
-    .chain(({ walks, replicas, idempotent }) => {
+    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean(), statusFormat: fc.constantFrom(...STATUS_FORMATS) })
+    .chain(({ walks, replicas, idempotent, statusFormat }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
       // A graph upgrade lands mid-walk, on CRs of revision 1 already moving; a cycle while the walker
       // still moves CRs between Running and Servicing (it starts with such a move), and a sidecar switch
@@ -153,8 +160,23 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
-      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), faults });
+      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), statusFormat: fc.constant(statusFormat), faults });
     });
+}
+
+/**
+ * The databases of a run in `format`: in `full`, okt.dev's (every other test's); in `lean` and
+ * `compact`, a group of their own, so that another test file applying okt.dev's CRD (in `full`) while
+ * the run goes on does not change the schema its statuses are written against.
+ */
+export function databasesIn(format: StatusFormat): LifecycleResourceRef {
+  return format === 'full' ? DATABASES : { ...DATABASES, group: `${format}.faults.e2e.okt.dev` };
+}
+
+/** A run's database CRs: the cluster, and their resource (databasesIn the run's status format). */
+interface RunDatabases {
+  kc: KubeConfig;
+  resource: LifecycleResourceRef;
 }
 
 export interface RunEnvironment {
@@ -211,6 +233,9 @@ const WALK_TIMEOUT_MS = 150_000;
 export async function runScenario(env: RunEnvironment, scenario: Scenario): Promise<RunTally> {
   const started = Date.now();
   const { kc } = env;
+  const dbs: RunDatabases = { kc, resource: databasesIn(scenario.statusFormat) };
+  env.log(`run in the ${scenario.statusFormat} status format (${dbs.resource.group})`);
+  await applyCrd(kc, databaseCrdIn(dbs.resource, scenario.statusFormat));
   const namespace = await createNamespace(kc, 'okt-faults');
   const runLabel = { 'okt-faults': namespace };
   const fillsDisk = scenario.faults.some((f) => f.kind === 'disk-full');
@@ -224,9 +249,9 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const network = silencing ? await ProxiedApiServer.start(env.plane?.kubeconfigPath ?? e2eKubeconfigPath()) : undefined;
   const sink = await SinkUnderTest.start();
   const tearingDown = scenario.faults.some((f) => f.kind === 'teardown');
-  const teardown = tearingDown ? await TeardownUnderTest.start(kc, runLabel) : undefined;
+  const teardown = tearingDown ? await TeardownUnderTest.start(dbs, runLabel) : undefined;
   const operators = new OperatorsUnderTest({
-    kc, namespace, sidecar, sink, replicas: scenario.replicas,
+    kc, namespace, sidecar, sink, replicas: scenario.replicas, resource: dbs.resource, statusFormat: scenario.statusFormat,
     labelSelector: `okt-faults=${namespace}`, teardownGraceSeconds: TEARDOWN_GRACE_SECONDS,
     ...(network !== undefined ? { kubeconfigPath: network.kubeconfigPath, watchIdleSeconds: WATCH_IDLE_SECONDS, requestTimeoutSeconds: REQUEST_TIMEOUT_SECONDS } : env.plane === undefined ? {} : { kubeconfigPath: env.plane.kubeconfigPath }),
   });
@@ -237,10 +262,10 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const stores = scenario.faults.some((f) => OBJECT_FAULT_KINDS.includes(f.kind)) ? await StoresUnderTest.start(kc, namespace) : undefined;
   try {
     const names = scenario.walks.map((_, i) => `db-${i}`);
-    const api = databases(kc);
+    const api = lifecycleObjects(kc, dbs.resource);
     await Promise.all(names.map((name, i) => api.create(namespace, name, { desiredState: scenario.walks[i]![0]!, onLeaf: 'Keep' }, runLabel)));
     // What the CRs' status holds unfinished right now: a sidecar that forgets may run those again.
-    const heldUnfinished = async () => new Set((await list(kc, namespace)).flatMap((db) => {
+    const heldUnfinished = async () => new Set((await list(dbs, namespace)).flatMap((db) => {
       const op = db.status?.operation;
       // A CR switched to the second sidecar holds an operation of that one.
       if (db.spec.sidecar !== undefined) return [];
@@ -302,14 +327,14 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           await sink.open();
           break;
         case 'rival':
-          await rivalWrites(kc, namespace, names, fault.forMs, rival);
+          await rivalWrites(dbs, namespace, names, fault.forMs, rival);
           break;
         case 'sidecar-switch':
-          await switching!.switchAndBack(kc, namespace, progress, operators.graph, fault.forMs);
+          await switching!.switchAndBack(dbs, namespace, progress, operators.graph, fault.forMs);
           break;
         case 'action-cycle':
           // Not across a rollout: the event a cycling action raises is named in the operators' revision.
-          await onOperators(() => driveCycle(kc, namespace, progress, sidecar, operators.graph, fault.forMs, cycles));
+          await onOperators(() => driveCycle(dbs, namespace, progress, sidecar, operators.graph, fault.forMs, cycles));
           break;
         case 'object-deleted':
           await stores!.inTurn((s) => s.deleteOwned());
@@ -328,13 +353,13 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
           break;
       }
     };
-    const walking = walk(kc, namespace, names, scenario.walks, progress).finally(() => (progress.walked = true));
+    const walking = walk(dbs, namespace, names, scenario.walks, progress).finally(() => (progress.walked = true));
     const faulting = injectAll(scenario.faults, progress, inject, env.log);
     await Promise.all([walking, faulting]);
     const walkedAt = Date.now();
 
     // Everything is back up: each CR must rest at its last desired node, on the operators' revision, with all its events at the sink.
-    const settled = await waitUntilSettled(kc, namespace, names, scenario.walks, sink, operators.graph.revision);
+    const settled = await waitUntilSettled(dbs, namespace, names, scenario.walks, sink, operators.graph.revision);
     // The store CRs too, their objects checked for orphans and duplicates.
     await stores?.settle();
     const settledAt = Date.now();
@@ -381,7 +406,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
 
     // Deletion from wherever each walk ended: down the default path, exactly its actions, every event out.
     await Promise.all(names.map((name) => api.remove(namespace, name)));
-    await waitUntilGone(kc, namespace, names.length, 60_000);
+    await waitUntilGone(dbs, namespace, names.length, 60_000);
     await waitFor(() => settled.every((db) => lastEventIsLeaf(sink, db.metadata.uid)), 30_000, 'the last events of the deleted CRs at the sink');
     const after = eventsByUid(sink.received);
     for (const db of settled) tally.transitions += checkDeletion(db, after.get(db.metadata.uid) ?? [], allOperations(sidecar, switching?.sidecar), allRuns(sidecar, switching?.sidecar));
@@ -458,11 +483,11 @@ async function waitFor(ready: () => boolean | Promise<boolean>, timeoutMs: numbe
   }
 }
 
-async function waitUntilGone(kc: KubeConfig, namespace: string, count: number, timeoutMs: number): Promise<void> {
+async function waitUntilGone(dbs: RunDatabases, namespace: string, count: number, timeoutMs: number): Promise<void> {
   let left: DatabaseObject[] = [];
   await waitFor(async () => {
     try {
-      left = await list(kc, namespace);
+      left = await list(dbs, namespace);
       return left.length === 0;
     } catch {
       return false;
@@ -476,27 +501,27 @@ async function waitUntilGone(kc: KubeConfig, namespace: string, count: number, t
  * the grace period, its stream ending with a stalled event saying the deletion was abandoned.
  */
 class TeardownUnderTest {
-  readonly #kc: KubeConfig;
+  readonly #dbs: RunDatabases;
   readonly namespace: string;
   readonly sidecar: SidecarUnderTest;
   readonly #names: string[];
   #uids: string[] = [];
   #torn = false;
 
-  private constructor(kc: KubeConfig, namespace: string, sidecar: SidecarUnderTest, names: string[]) {
-    this.#kc = kc;
+  private constructor(dbs: RunDatabases, namespace: string, sidecar: SidecarUnderTest, names: string[]) {
+    this.#dbs = dbs;
     this.namespace = namespace;
     this.sidecar = sidecar;
     this.#names = names;
   }
 
-  static async start(kc: KubeConfig, labels: Record<string, string>): Promise<TeardownUnderTest> {
-    const namespace = await createNamespace(kc, 'okt-teardown');
+  static async start(dbs: RunDatabases, labels: Record<string, string>): Promise<TeardownUnderTest> {
+    const namespace = await createNamespace(dbs.kc, 'okt-teardown');
     const sidecar = await SidecarUnderTest.start({ idempotent: false });
     const names = Array.from({ length: TEARDOWN_CRS }, (_, i) => `doomed-${i}`);
-    const api = databases(kc);
+    const api = lifecycleObjects(dbs.kc, dbs.resource);
     const created = await Promise.all(names.map((name) => api.create(namespace, name, { desiredState: 'Running', onLeaf: 'Keep', sidecar: { url: sidecar.url } }, labels)));
-    const teardown = new TeardownUnderTest(kc, namespace, sidecar, names);
+    const teardown = new TeardownUnderTest(dbs, namespace, sidecar, names);
     teardown.#uids = created.map((db) => db.metadata.uid);
     return teardown;
   }
@@ -505,17 +530,17 @@ class TeardownUnderTest {
   async tearDown(): Promise<void> {
     if (this.#torn) return;
     this.#torn = true;
-    await waitFor(async () => (await list(this.#kc, this.namespace)).every((db) => isSettledAt(db, 'Running')), 60_000, 'the teardown CRs at Running');
+    await waitFor(async () => (await list(this.#dbs, this.namespace)).every((db) => isSettledAt(db, 'Running')), 60_000, 'the teardown CRs at Running');
     await this.sidecar.kill();
-    await this.#kc.makeApiClient(CoreV1Api).deleteNamespace({ name: this.namespace });
-    const api = databases(this.#kc);
+    await this.#dbs.kc.makeApiClient(CoreV1Api).deleteNamespace({ name: this.namespace });
+    const api = lifecycleObjects(this.#dbs.kc, this.#dbs.resource);
     await Promise.all(this.#names.map((name) => api.remove(this.namespace, name)));
   }
 
   /** Every CR gone, each stream complete and ending with the stalled event of an abandoned deletion. */
   async check(sink: SinkUnderTest): Promise<number> {
     expect(this.#torn, 'the teardown fault ran').toBe(true);
-    await waitUntilGone(this.#kc, this.namespace, this.#names.length, (4 * TEARDOWN_GRACE_SECONDS + 30) * 1000);
+    await waitUntilGone(this.#dbs, this.namespace, this.#names.length, (4 * TEARDOWN_GRACE_SECONDS + 30) * 1000);
     await waitFor(() => this.#uids.every((uid) => (eventsByUid(sink.received).get(uid) ?? []).some((e) => e.type === LIFECYCLE_EVENT_TYPES.stalled && e.data.reason === 'DeletionAbandoned')), 30_000, 'the stalled events of the abandoned CRs');
     const byUid = eventsByUid(sink.received);
     for (const uid of this.#uids) {
@@ -561,11 +586,11 @@ function servicingIn(graph: Graph): string {
 }
 
 /** A merge patch of the CR's spec that only applies to the object as read (resourceVersion): undefined on a conflict or any error. */
-async function patchSpecIfUnchanged(kc: KubeConfig, db: DatabaseObject, spec: Record<string, unknown>): Promise<DatabaseObject | undefined> {
-  const objects = kc.makeApiClient(CustomObjectsApi);
+async function patchSpecIfUnchanged(dbs: RunDatabases, db: DatabaseObject, spec: Record<string, unknown>): Promise<DatabaseObject | undefined> {
+  const objects = dbs.kc.makeApiClient(CustomObjectsApi);
   const { name, namespace, resourceVersion } = db.metadata as { name: string; namespace: string; resourceVersion: string };
   try {
-    return (await objects.patchNamespacedCustomObject({ group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace, name, body: { metadata: { resourceVersion }, spec } }, mergePatch)) as DatabaseObject;
+    return (await objects.patchNamespacedCustomObject({ group: dbs.resource.group, version: dbs.resource.version, plural: dbs.resource.plural, namespace, name, body: { metadata: { resourceVersion }, spec } }, mergePatch)) as DatabaseObject;
   } catch {
     return undefined;
   }
@@ -579,7 +604,7 @@ async function patchSpecIfUnchanged(kc: KubeConfig, db: DatabaseObject, spec: Re
  * each CR it is about to move (progress.offerResting) rather than this LIST racing it for that moment;
  * once the walk is done, every CR rests. Looks until one is taken, for the walk's own bound at most.
  */
-async function takeResting(kc: KubeConfig, namespace: string, progress: WalkProgress, count: number, spec: Record<string, unknown>): Promise<DatabaseObject[]> {
+async function takeResting(dbs: RunDatabases, namespace: string, progress: WalkProgress, count: number, spec: Record<string, unknown>): Promise<DatabaseObject[]> {
   const taken: DatabaseObject[] = [];
   const offered: DatabaseObject[] = [];
   const wanted = (db: DatabaseObject) => taken.length + offered.length < count && !progress.taken.has(db.metadata.name) && !progress.held.has(db.metadata.name) && db.spec.sidecar === undefined;
@@ -590,7 +615,7 @@ async function takeResting(kc: KubeConfig, namespace: string, progress: WalkProg
     return true;
   };
   const take = async (db: DatabaseObject) => {
-    const patched = await patchSpecIfUnchanged(kc, db, spec);
+    const patched = await patchSpecIfUnchanged(dbs, db, spec);
     if (patched === undefined) {
       progress.held.delete(db.metadata.name);
       return;
@@ -605,7 +630,7 @@ async function takeResting(kc: KubeConfig, namespace: string, progress: WalkProg
       if (progress.walked) {
         let items: DatabaseObject[] = [];
         try {
-          items = await list(kc, namespace);
+          items = await list(dbs, namespace);
         } catch {
           // the API server may be restarting
         }
@@ -625,9 +650,9 @@ async function takeResting(kc: KubeConfig, namespace: string, progress: WalkProg
   return taken;
 }
 
-async function readCr(kc: KubeConfig, namespace: string, name: string): Promise<DatabaseObject | undefined> {
+async function readCr(dbs: RunDatabases, namespace: string, name: string): Promise<DatabaseObject | undefined> {
   try {
-    return await databases(kc).get(namespace, name);
+    return expanded(await lifecycleObjects(dbs.kc, dbs.resource).get(namespace, name));
   } catch {
     return undefined;
   }
@@ -656,14 +681,14 @@ class SidecarSwitch {
     return new SidecarSwitch(sidecar);
   }
 
-  async switchAndBack(kc: KubeConfig, namespace: string, progress: WalkProgress, graph: Graph, stayMs: number): Promise<void> {
+  async switchAndBack(dbs: RunDatabases, namespace: string, progress: WalkProgress, graph: Graph, stayMs: number): Promise<void> {
     const stale = await this.sidecar.raiseFromProbe([servicingIn(graph), 'Running']);
-    const chosen = await takeResting(kc, namespace, progress, SWITCHED_CRS, { sidecar: { url: this.sidecar.url } });
+    const chosen = await takeResting(dbs, namespace, progress, SWITCHED_CRS, { sidecar: { url: this.sidecar.url } });
     this.switched += chosen.length;
     await Promise.all(chosen.map(async (before) => {
       const name = before.metadata.name;
       // The first status for the switch: no transition, unless the walker moved the CR on meanwhile.
-      const reading = await waitForCr(kc, namespace, name, (db) => (db.status?.observedGeneration ?? 0) >= before.metadata.generation! && db.status?.observedEpoch === stale.epoch, `to take the switch to the second sidecar (epoch ${stale.epoch})`);
+      const reading = await waitForCr(dbs, namespace, name, (db) => (db.status?.observedGeneration ?? 0) >= before.metadata.generation! && db.status?.observedEpoch === stale.epoch, `to take the switch to the second sidecar (epoch ${stale.epoch})`);
       // Held by the walker: nothing else moved it (unless the walker's look had come just before the hold).
       if (reading.metadata.generation === before.metadata.generation) {
         expect(reading.status?.transition, `${name}: transitions when switched to a sidecar whose probe raised ${servicingIn(graph)} and Running before (epoch ${stale.epoch})`).toBe(before.status?.transition);
@@ -675,8 +700,8 @@ class SidecarSwitch {
     await Promise.all(chosen.map(async ({ metadata: { name } }) => {
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const db = await readCr(kc, namespace, name);
-        if (db !== undefined && isSettledAt(db, db.spec.desiredState) && (await patchSpecIfUnchanged(kc, db, { sidecar: null })) !== undefined) return;
+        const db = await readCr(dbs, namespace, name);
+        if (db !== undefined && isSettledAt(db, db.spec.desiredState) && (await patchSpecIfUnchanged(dbs, db, { sidecar: null })) !== undefined) return;
         if (Date.now() > deadline) throw new Error(`${name} did not rest on the second sidecar within 60 s to be switched back: ${db?.status?.pathSummary}`);
         await sleep(100);
       }
@@ -684,10 +709,10 @@ class SidecarSwitch {
   }
 }
 
-async function waitForCr(kc: KubeConfig, namespace: string, name: string, ready: (db: DatabaseObject) => boolean, what: string): Promise<DatabaseObject> {
+async function waitForCr(dbs: RunDatabases, namespace: string, name: string, ready: (db: DatabaseObject) => boolean, what: string): Promise<DatabaseObject> {
   let found: DatabaseObject | undefined;
   await waitFor(async () => {
-    found = await readCr(kc, namespace, name);
+    found = await readCr(dbs, namespace, name);
     return found !== undefined && ready(found);
   }, 60_000, `${name} ${what}`);
   return found!;
@@ -702,7 +727,7 @@ async function waitForCr(kc: KubeConfig, namespace: string, name: string, ready:
  * `cycles` how many CRs raised an event, and the uids of those a read saw with a held turn
  * (status.cycleBrake.held): each must have had a braked CloudEvent.
  */
-async function driveCycle(kc: KubeConfig, namespace: string, progress: WalkProgress, sidecar: SidecarUnderTest, graph: Graph, forMs: number, cycles: CycleTally): Promise<void> {
+async function driveCycle(dbs: RunDatabases, namespace: string, progress: WalkProgress, sidecar: SidecarUnderTest, graph: Graph, forMs: number, cycles: CycleTally): Promise<void> {
   const servicing = servicingIn(graph);
   const taken = new Map<string, string>();
   progress.startCycle = (db) => {
@@ -726,7 +751,7 @@ async function driveCycle(kc: KubeConfig, namespace: string, progress: WalkProgr
       if (until === undefined && Date.now() > firstRaiseBy) throw new Error(`no action of the CRs taken for a cycle (${[...taken.keys()].join(', ')}) raised an event in ${WALK_TIMEOUT_MS / 1000} s`);
       const sentMs = Date.now();
       try {
-        const items = await list(kc, namespace);
+        const items = await list(dbs, namespace);
         const answeredMs = Date.now();
         for (const db of items.filter((d) => taken.has(d.metadata.name))) {
           const seen = reads.get(db.metadata.name) ?? [];
@@ -804,8 +829,8 @@ interface WalkProgress {
  * LIST per tick; a CR stalled by a failed action gets a new spec.retry, as its user would. API errors
  * (the API server restarting) are ridden out; the spec it holds is the truth.
  */
-async function walk(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], progress: WalkProgress): Promise<void> {
-  const api = databases(kc);
+async function walk(dbs: RunDatabases, namespace: string, names: readonly string[], walks: readonly string[][], progress: WalkProgress): Promise<void> {
+  const api = lifecycleObjects(dbs.kc, dbs.resource);
   const at = progress.at;
   for (const name of names) at.set(name, 0);
   const deadline = Date.now() + WALK_TIMEOUT_MS;
@@ -814,7 +839,7 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
     if (Date.now() > deadline) throw new Error(`the walk did not finish in ${WALK_TIMEOUT_MS / 1000} s:\n${describeAll(last, names, walks, at)}`);
     let items: DatabaseObject[];
     try {
-      items = await list(kc, namespace);
+      items = await list(dbs, namespace);
     } catch {
       await sleep(200);
       continue;
@@ -864,19 +889,24 @@ async function walk(kc: KubeConfig, namespace: string, names: readonly string[],
   }
 }
 
-async function list(kc: KubeConfig, namespace: string): Promise<DatabaseObject[]> {
-  const objects = kc.makeApiClient(CustomObjectsApi);
-  const result = (await objects.listNamespacedCustomObject({ group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace })) as { items: DatabaseObject[] };
-  return result.items;
+async function list(dbs: RunDatabases, namespace: string): Promise<DatabaseObject[]> {
+  const objects = dbs.kc.makeApiClient(CustomObjectsApi);
+  const result = (await objects.listNamespacedCustomObject({ group: dbs.resource.group, version: dbs.resource.version, plural: dbs.resource.plural, namespace })) as { items: DatabaseObject[] };
+  return result.items.map(expanded);
+}
+
+/** A CR as okt's readers see it: its status expanded (a `compact` one) before any invariant looks at it. */
+function expanded(db: DatabaseObject): DatabaseObject {
+  return db.status === undefined ? db : { ...db, status: expandStatus(db.status, db.metadata.uid) as LifecycleStatus };
 }
 
 /** After the faults: every CR at its last node, on `revision`, Ready for its generation, and the sink holding 1..status.sequence of each. */
-async function waitUntilSettled(kc: KubeConfig, namespace: string, names: readonly string[], walks: readonly string[][], sink: SinkUnderTest, revision: string): Promise<DatabaseObject[]> {
+async function waitUntilSettled(dbs: RunDatabases, namespace: string, names: readonly string[], walks: readonly string[][], sink: SinkUnderTest, revision: string): Promise<DatabaseObject[]> {
   const deadline = Date.now() + 90_000;
   let last: DatabaseObject[] = [];
   for (;;) {
     try {
-      last = await list(kc, namespace);
+      last = await list(dbs, namespace);
       const byUid = eventsByUid(sink.received);
       const settled = last.every((db) => isSettledAt(db, walks[names.indexOf(db.metadata.name)]!.at(-1)!) && db.status?.graphRevision === revision && hasAllEvents(db, byUid));
       if (settled && last.length === walks.length) return last;
@@ -903,15 +933,15 @@ function describeAll(items: readonly DatabaseObject[], names: readonly string[],
 }
 
 /** A second writer: label patches on random CRs, as fast as it can, so the operator's writes meet 409s. */
-async function rivalWrites(kc: KubeConfig, namespace: string, names: readonly string[], forMs: number, count: { writes: number }): Promise<void> {
-  const objects = kc.makeApiClient(CustomObjectsApi);
+async function rivalWrites(dbs: RunDatabases, namespace: string, names: readonly string[], forMs: number, count: { writes: number }): Promise<void> {
+  const objects = dbs.kc.makeApiClient(CustomObjectsApi);
   const until = Date.now() + forMs;
   await Promise.all(
     [0, 1, 2].map(async () => {
       while (Date.now() < until) {
         const name = names[Math.floor(Math.random() * names.length)]!;
         try {
-          await objects.patchNamespacedCustomObject({ group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace, name, body: { metadata: { labels: { rival: String(count.writes++) } } } }, mergePatch);
+          await objects.patchNamespacedCustomObject({ group: dbs.resource.group, version: dbs.resource.version, plural: dbs.resource.plural, namespace, name, body: { metadata: { labels: { rival: String(count.writes++) } } } }, mergePatch);
         } catch {
           await sleep(20);
         }

@@ -10,6 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { databaseGraph } from '../../../graphs/database.ts';
 import type { Graph } from '../../../src/graph/index.ts';
+import type { LifecycleResourceRef } from '../../../src/controller/lifecycle/index.ts';
+import type { StatusFormat } from '../../../src/kube/status-format.ts';
 import { createLifecycleEventReceiver, type LifecycleEvent, type LifecycleEventReceiver } from '../../../src/events/index.ts';
 import { freePort } from '../../../src/net/free-ports.ts';
 import type { Observation, Operation } from '../../../src/sidecar-client/protocol.ts';
@@ -399,6 +401,9 @@ export interface OperatorsOptions {
   /** okt run --watch-idle-timeout and --request-timeout, in seconds (a silent network makes both count). */
   watchIdleSeconds?: number;
   requestTimeoutSeconds?: number;
+  /** The CRs' resource (default okt.dev's databases) and okt run --status-format (default okt's), as the CRD applied says. */
+  resource?: LifecycleResourceRef;
+  statusFormat?: StatusFormat;
 }
 
 const LEASE = 'okt-faults';
@@ -478,7 +483,7 @@ export class OperatorsUnderTest {
   }
 
   #spawn(slot: number): void {
-    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds, watchIdleSeconds, requestTimeoutSeconds } = this.#options;
+    const { namespace, sidecar, sink, replicas, kubeconfigPath, labelSelector, teardownGraceSeconds, watchIdleSeconds, requestTimeoutSeconds, resource, statusFormat } = this.#options;
     const identity = `replica-${slot}-${this.#generation++}`;
     const election = replicas > 1
       ? ['--leader-elect', '--leader-election-namespace', namespace, '--leader-election-id', LEASE, '--leader-election-identity', identity,
@@ -498,6 +503,8 @@ export class OperatorsUnderTest {
       ],
       ...(kubeconfigPath === undefined ? {} : { kubeconfigPath }),
       ...(this.#graphFile === undefined ? {} : { graphFile: this.#graphFile }),
+      ...(resource === undefined ? {} : { resource }),
+      ...(statusFormat === undefined ? {} : { statusFormat }),
     });
     const replica = { child, identity, killed: false };
     this.#slots[slot] = replica;

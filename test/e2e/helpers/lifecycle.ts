@@ -12,7 +12,12 @@ import { createNamespace, httpStatusOf, mergePatch } from './cluster.ts';
 import { waitFor } from './wait.ts';
 
 export const DATABASES = { group: 'okt.dev', version: 'v1alpha1', plural: 'databases', kind: 'Database' } as const;
-export const databaseCrd = generateCrd(databaseGraph, { ...DATABASES, shortNames: ['odb'] }) as unknown as CrdManifest;
+export const databaseCrd = databaseCrdIn(DATABASES);
+
+/** The database CRD under `resource`, its status in `statusFormat` (default: okt's default, full). */
+export function databaseCrdIn(resource: LifecycleResourceRef, statusFormat?: StatusFormat): CrdManifest {
+  return generateCrd(databaseGraph, { ...resource, shortNames: ['odb'], ...(statusFormat === undefined ? {} : { statusFormat }) }) as unknown as CrdManifest;
+}
 
 /** A lifecycle CR as the API server returns it (of any graph's kind). */
 export interface LifecycleObject {

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { StatusFormat } from '../../../src/kube/status-format.ts';
 import { DATABASES } from './lifecycle.ts';
 import { e2eKubeconfigPath } from './cluster.ts';
 
@@ -13,10 +14,10 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
  * kinds of `kindGraphs`, each a --kind-graph in the databases' group and version), as `resource` (default
  * the databases of okt.dev/v1alpha1), as a real child
  * process (so it can be killed with SIGKILL), against this run's control plane unless `kubeconfigPath`
- * names another. Its --sidecar-token-file holds `token`, or is `tokenFile` when given (a file the test
+ * names another; `statusFormat`: its --status-format (default okt's). Its --sidecar-token-file holds `token`, or is `tokenFile` when given (a file the test
  * may rotate).
  */
-export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string; graphFile?: string; resource?: { group: string; version: string; kind: string } }): ChildProcess & { output: () => string } {
+export function spawnOperator(options: { namespace?: string; sidecarUrl: string; token: string; tokenFile?: string; kindGraphs?: string[]; extra?: string[]; kubeconfigPath?: string; graphFile?: string; resource?: { group: string; version: string; kind: string }; statusFormat?: StatusFormat }): ChildProcess & { output: () => string } {
   const resource = options.resource ?? DATABASES;
   let tokenFile = options.tokenFile;
   if (tokenFile === undefined) {
@@ -29,7 +30,7 @@ export function spawnOperator(options: { namespace?: string; sidecarUrl: string;
       ? ['--graph', options.graphFile ?? path.join(REPO, 'graphs/database.ts'), '--kind', resource.kind]
       : options.kindGraphs.flatMap((kindGraph) => ['--kind-graph', kindGraph])),
     ...(options.namespace === undefined ? [] : ['--namespace', options.namespace]), '--sidecar-url', options.sidecarUrl, '--sidecar-token-file', tokenFile,
-    '--health-port', '-1', '--poll-interval', '1', ...(options.extra ?? []),
+    '--health-port', '-1', '--poll-interval', '1', ...(options.statusFormat === undefined ? [] : ['--status-format', options.statusFormat]), ...(options.extra ?? []),
   ];
   const child = spawn(process.execPath, args, { env: { ...process.env, KUBECONFIG: options.kubeconfigPath ?? e2eKubeconfigPath() }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
