@@ -264,8 +264,10 @@ export class LifecycleController {
       await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
       return;
     }
+    // Parsed once per look: the metadata patch below leaves the status as it is (its resourceVersion precondition says so).
+    const written = parseStatus(obj.status, uid);
     const renderedAs = this.#objects.renderedAs(obj);
-    const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(obj), renderedAs));
+    const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(written), renderedAs));
     const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
     // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
     const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (finalizers !== undefined || this.#options.shard !== undefined);
@@ -275,7 +277,6 @@ export class LifecycleController {
         ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
       });
     }
-    const written = parseStatus(obj.status, obj.metadata.uid ?? '');
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
     // Only what is written: a held record's event goes out once its write succeeded.
@@ -325,8 +326,7 @@ export class LifecycleController {
   }
 
   /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
-  #revisionGraph(obj: LifecycleObject): Graph {
-    const status = parseStatus(obj.status, obj.metadata.uid ?? '');
+  #revisionGraph(status: ReturnType<typeof parseStatus>): Graph {
     const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
     return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
   }
