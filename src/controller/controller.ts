@@ -47,6 +47,7 @@ export class Controller {
   readonly #reconcile: Reconcile;
   readonly #workers: number;
   readonly #metrics: ControllerMetrics | undefined;
+  readonly #duration: ReturnType<ControllerMetrics['reconcileDuration']['labels']> | undefined;
   readonly #log: Logger;
   #running: Promise<void>[] = [];
   /** Set by a stop without drain: a key handed out before it is not reconciled after it. */
@@ -61,10 +62,14 @@ export class Controller {
     this.#metrics = options.metrics;
     this.#log = (options.logger ?? createLogger()).child({ controller: options.name });
     const metrics = options.metrics;
+    // This controller's series, looked up once: the queue moves them on every key.
+    const depth = metrics?.queueDepth.labels(options.name);
+    const latency = metrics?.queueLatency.labels(options.name);
+    this.#duration = metrics?.reconcileDuration.labels(options.name);
     this.queue = options.queue ?? new WorkQueue({
-      observer: metrics && {
-        depth: (n) => metrics.queueDepth.labels(options.name).set(n),
-        latency: (seconds) => metrics.queueLatency.labels(options.name).observe(seconds),
+      observer: depth && latency && {
+        depth: (n) => depth.set(n),
+        latency: (seconds) => latency.observe(seconds),
       },
     });
   }
@@ -156,7 +161,7 @@ export class Controller {
       else log.error({ err, retries, durationMs }, permissionProblem(err) ?? 'reconcile failed');
     } finally {
       this.#metrics?.reconcileTotal.labels(this.name, outcome).inc();
-      this.#metrics?.reconcileDuration.labels(this.name).observe((performance.now() - started) / 1000);
+      this.#duration?.observe((performance.now() - started) / 1000);
       this.queue.done(key);
     }
   }
