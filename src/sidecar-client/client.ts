@@ -2,7 +2,7 @@
 // operation id), so every call is retried with capped exponential backoff and full jitter on network
 // errors, timeouts and 5xx/429. Answers are size-limited and validated with the protocol's zod schemas:
 // a malformed or hostile answer becomes a SidecarProtocolError, never a crash.
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   API_PREFIX,
@@ -94,6 +94,8 @@ export class SidecarClient {
   private readonly maxAnswerBytes: number;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
+  /** The base URL's origin and path, parsed on the first request (undici's request(url) parses the whole URL of each). */
+  private base: { origin: string; path: string } | undefined;
 
   constructor(options: SidecarClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -211,9 +213,11 @@ export class SidecarClient {
     let text: string;
     try {
       const signal = AbortSignal.timeout(this.timeoutMs + (call.extraTimeoutMs ?? 0));
-      response = await request(`${this.baseUrl}${call.path}`, {
+      this.base ??= baseOf(this.baseUrl);
+      response = await this.dispatcher.request({
+        origin: this.base.origin,
+        path: this.base.path + call.path,
         method: call.method,
-        dispatcher: this.dispatcher,
         signal,
         headers: {
           authorization: this.authorization,
@@ -266,6 +270,12 @@ export class SidecarClient {
     }
     return Buffer.concat(chunks).toString('utf8');
   }
+}
+
+/** A base URL's origin, and its path without the trailing slash (the calls' paths follow it). */
+function baseOf(baseUrl: string): { origin: string; path: string } {
+  const url = new URL(baseUrl);
+  return { origin: url.origin, path: url.pathname.replace(/\/+$/, '') };
 }
 
 function parseJson(text: string, contentType: string | undefined, expected: string, status: number): unknown {
