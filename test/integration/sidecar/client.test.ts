@@ -131,6 +131,19 @@ describe('sidecar client against malformed answers', () => {
     expect(error).toBeInstanceOf(SidecarUnavailableError);
   });
 
+  it('a base URL with a path puts each call under it, query included', async () => {
+    const seen: string[] = [];
+    handler = (req, res) => {
+      seen.push(req.url ?? '');
+      answer(200, 'application/json', JSON.stringify(operation('a:b')))(req, res);
+    };
+    const { port } = server.address() as AddressInfo;
+    const prefixed = new SidecarClient({ baseUrl: `http://127.0.0.1:${port}/okt/sidecar/`, token: 't', retries: 0 });
+    await prefixed.getOperation('a:b', { waitMs: 10 });
+    expect(seen).toEqual(['/okt/sidecar/v1/operations/a%3Ab?wait=10']);
+    await prefixed.close();
+  });
+
   it('nothing listening is SidecarUnavailableError', async () => {
     const nowhere = new SidecarClient({ baseUrl: 'http://127.0.0.1:1', token: 't', retries: 1, backoffMs: 1 });
     expect(await failure(nowhere.getOperation('a'))).toBeInstanceOf(SidecarUnavailableError);
