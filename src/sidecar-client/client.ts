@@ -211,8 +211,13 @@ export class SidecarClient {
   private async attempt<T>(call: Call<T>): Promise<T> {
     let response: Dispatcher.ResponseData;
     let text: string;
+    // The attempt's deadline, cleared once its answer is read: AbortSignal.timeout's timer would fire
+    // long after every call (a long-poll's too) and cost more to make.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), this.timeoutMs + (call.extraTimeoutMs ?? 0));
+    timer.unref();
     try {
-      const signal = AbortSignal.timeout(this.timeoutMs + (call.extraTimeoutMs ?? 0));
+      const signal = deadline.signal;
       this.base ??= baseOf(this.baseUrl);
       response = await this.dispatcher.request({
         origin: this.base.origin,
@@ -230,6 +235,8 @@ export class SidecarClient {
     } catch (error) {
       if (error instanceof SidecarProtocolError) throw error;
       throw new RetryableFailure((error as Error).message, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
     const status = response.statusCode;
     if (status >= 500 || status === 429) throw new RetryableFailure(`HTTP ${status}`);
