@@ -15,6 +15,10 @@ export interface WorkQueueOptions {
  * client-go's rate-limited delaying work queue. A key is queued at most once (dirty set); a key
  * being processed is never handed out again until `done(key)`: re-added meanwhile, it is queued
  * again at `done`. `addAfter` keeps the earliest deadline per key; `replaceAfter` sets it anew.
+ * A deadline that comes while its key is processed, handed out after the deadline was set, adds
+ * nothing: that processing is a later look than the one asked for, and its caller says as it ends
+ * when the key is due again (the controller's `replaceAfter` or backoff), so the look it would queue
+ * after `done` would be one too many (a running action's safety look racing the look its end woke).
  */
 export class WorkQueue {
   readonly #rateLimiter: RateLimiter;
@@ -22,7 +26,9 @@ export class WorkQueue {
   #queue: string[] = [];
   #head = 0;
   readonly #dirty = new Map<string, number>(); // key -> time it was queued (performance.now)
-  readonly #processing = new Set<string>();
+  /** Keys handed out and not done yet, each with the serial number of its hand-out. */
+  readonly #processing = new Map<string, number>();
+  #handedOut = 0;
   readonly #waiting = new Map<string, { readyAt: number; timer: NodeJS.Timeout }>();
   #getters: ((key: string | undefined) => void)[] = [];
   #idle: (() => void)[] = [];
@@ -68,8 +74,10 @@ export class WorkQueue {
       if (existing.readyAt <= readyAt) return;
       clearTimeout(existing.timer);
     }
+    const setAtHandOut = this.#handedOut;
     const timer = setTimeout(() => {
       this.#waiting.delete(key);
+      if ((this.#processing.get(key) ?? 0) > setAtHandOut) return;
       this.add(key);
     }, delayMs);
     this.#waiting.set(key, { readyAt, timer });
@@ -175,7 +183,8 @@ export class WorkQueue {
     }
     const queuedAt = this.#dirty.get(key);
     this.#dirty.delete(key);
-    this.#processing.add(key);
+    this.#handedOut += 1;
+    this.#processing.set(key, this.#handedOut);
     if (queuedAt !== undefined) this.#observer.latency?.((performance.now() - queuedAt) / 1000);
     this.#observer.depth?.(this.length);
     if (this.#shuttingDown && this.length === 0) this.#releaseGetters();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { WorkQueue } from '../../src/controller/workqueue.ts';
 import { DEFAULT_BACKOFF, exponentialBackoffMs, ExponentialFailureRateLimiter } from '../../src/controller/rate-limiter.ts';
@@ -13,6 +14,31 @@ describe('WorkQueue', () => {
     queue.done('ns/a');
     expect(queue.length).toBe(1);
     expect(await queue.get()).toBe('ns/a');
+  });
+
+  it('a deadline that comes while its key is processed, handed out after the deadline was set, queues no look after done', async () => {
+    const queue = new WorkQueue();
+    queue.add('ns/a');
+    expect(await queue.get()).toBe('ns/a');
+    // A reconcile ends asking for a safety look in 20 ms; another cause wakes the key before it.
+    queue.replaceAfter('ns/a', 20);
+    queue.done('ns/a');
+    queue.add('ns/a');
+    expect(await queue.get()).toBe('ns/a');
+    await sleep(40);
+    expect(queue.delayed).toBe(0);
+    queue.done('ns/a');
+    expect(queue.length).toBe(0);
+  });
+
+  it('a deadline set while its key is processed still queues a look after done when it comes during that processing', async () => {
+    const queue = new WorkQueue();
+    queue.add('ns/a');
+    expect(await queue.get()).toBe('ns/a');
+    queue.addAfter('ns/a', 10);
+    await sleep(30);
+    queue.done('ns/a');
+    expect(queue.length).toBe(1);
   });
 
   it('resolves a waiting get when a key arrives', async () => {

@@ -1,6 +1,8 @@
 // This controller's own writes: what it wrote, newer than the informer's cache until the watch brings
 // it (client-go's mutation cache), and the echo of each write told from another writer's change, so
 // that an echo wakes nothing (the reconcile that wrote it has already asked for what comes next).
+// An update older than the last write is no news either (a late echo of an earlier write, say): every
+// write is conditional on the resourceVersion its reconcile read, so what came before it was read.
 import { objectKey, type KubeObject } from '../../kube/transport/index.ts';
 import { dropManagedFields } from '../informer.ts';
 
@@ -26,10 +28,10 @@ export class OwnWrites<T extends KubeObject> {
     return isNewer(written, cached) ? written : cached;
   }
 
-  /** Whether an update the watch brought is news: not the echo of this controller's write (one in flight is told by its answer). */
+  /** Whether an update the watch brought is news: neither this controller's write nor older (one in flight is told by its answer). */
   isNews(obj: T): boolean {
     const key = objectKey(obj);
-    if (!this.#writing.has(key)) return !this.#isOwnEcho(obj);
+    if (!this.#writing.has(key)) return !this.#isOwnOrOlder(obj);
     this.#writing.set(key, obj);
     return false;
   }
@@ -49,7 +51,7 @@ export class OwnWrites<T extends KubeObject> {
       const arrived = this.#writing.get(key);
       this.#writing.delete(key);
       // A failed write, or another writer's change: looked at again (the watch has it in the cache).
-      if (arrived !== undefined && !this.#isOwnEcho(arrived)) this.#lookAgain(key);
+      if (arrived !== undefined && !this.#isOwnOrOlder(arrived)) this.#lookAgain(key);
     }
   }
 
@@ -57,11 +59,16 @@ export class OwnWrites<T extends KubeObject> {
     this.#written.delete(key);
   }
 
-  /** Whether `obj` is exactly what this controller wrote last; the cache now has it, so the copy goes. */
-  #isOwnEcho(obj: T): boolean {
+  /**
+   * Whether `obj` is what this controller wrote last, or older: the echo of an earlier write the watch
+   * brings late (while or after the next write), which that write was made over. Once the cache has
+   * the last write, its copy goes.
+   */
+  #isOwnOrOlder(obj: T): boolean {
     const key = objectKey(obj);
     const written = this.#written.get(key);
-    if (written === undefined || isNewer(written, obj)) return false;
+    if (written === undefined) return false;
+    if (isNewer(written, obj)) return true;
     this.#written.delete(key);
     return written.metadata.resourceVersion === obj.metadata.resourceVersion;
   }
