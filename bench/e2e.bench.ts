@@ -31,7 +31,6 @@
 // OKT_BENCH_E2E_PROFILE, OKT_BENCH_E2E_STATUS_FORMAT (default compact, the smallest: okt's walks and its
 // raw baselines write status in it; 9. also walks one CR in each other format to compare its size).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -51,6 +50,7 @@ import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { createLifecycleModel, step } from '../src/controller/lifecycle/step.ts';
 import { encodeCompact } from '../src/controller/lifecycle/status/compact-format.ts';
+import { freePorts } from '../src/net/free-ports.ts';
 import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
 import { generateCrd } from '../src/kube/crd.ts';
 import { findCondition } from '../src/kube/conditions.ts';
@@ -524,14 +524,6 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
   }
 }
 
-/** A free TCP port of the loopback interface (the operator process binds it right after). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The reconciles an `okt run` process has finished, every result, from its /metrics (`okt_reconcile_total`). */
 async function processReconciles(metricsPort: number): Promise<number> {
@@ -603,7 +595,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 }
   const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
   const tracker = new ReadinessTracker(informer);
   informer.start();
-  const metricsPorts = await Promise.all(Array.from({ length: shards }, () => freePort()));
+  const metricsPorts = await freePorts(shards);
   const operators: ChildProcess[] = metricsPorts.map((port, i) =>
     spawn(process.execPath, [
       fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { InputCounts } from '../../integration/bad-input/hostile-http.ts';
 import { SIDECAR_TOKEN_SECRET_TYPE } from '../../../src/kube/lifecycle-resource.ts';
+import { freePort } from '../../../src/net/free-ports.ts';
 import { createNamespace, e2eKubeConfig, expectHttpError, httpStatusOf, kubectl, mergePatch, waitFor } from '../helpers/index.ts';
 import { conditionOf, databases, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { killHard, spawnOperator } from '../helpers/operator-process.ts';
@@ -117,13 +118,6 @@ async function startRecorder(garbage: Buffer): Promise<Recorder> {
 
 // --- setup ---------------------------------------------------------------------------------------
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A Secret made to be a sidecar token (type okt.dev/sidecar-token), or of another type (`Opaque`). */
 async function createSecret(namespace: string, name: string, data: Record<string, string>, type: string = SIDECAR_TOKEN_SECRET_TYPE): Promise<void> {
