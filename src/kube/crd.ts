@@ -173,7 +173,7 @@ function leaveOptionalForCompact(status: JsonSchema): void {
   }
   // Without them in the schema the API server would prune the marks, and the events would read back otherwise.
   const event = (fields.emitted!.properties as Record<string, JsonSchema>).events!.items as JsonSchema;
-  for (const mark of COMPACT_EVENT_MARKS) (event.properties as Record<string, JsonSchema>)[mark] = { type: 'integer', enum: [1] };
+  for (const [mark, values] of Object.entries(COMPACT_EVENT_MARKS)) (event.properties as Record<string, JsonSchema>)[mark] = { type: 'integer', enum: [...values] };
 }
 
 /**

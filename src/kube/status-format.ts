@@ -25,10 +25,11 @@ export function statusFormatOf(annotations: Record<string, string> | undefined):
 }
 
 /**
- * Marks of an `emitted` event in the compact format, each `1`: `lt`, its data's `from` and `events`
- * are lastTransition's; `pa`, its data is the previous node's action succeeding. Its CRD version has them.
+ * Marks of an `emitted` event in the compact format, with their values: `lt` (1), its data's `from`
+ * and `events` are lastTransition's; `pa` (1: a command's `exited with code 0`, 2: a module function's
+ * `the module returned`), its data is the previous node's action succeeding. Its CRD version has them.
  */
-export const COMPACT_EVENT_MARKS = ['lt', 'pa'] as const;
+export const COMPACT_EVENT_MARKS = { lt: [1], pa: [1, 2] } as const;
 
 /**
  * Fields the compact format leaves out where the rest of the status says them (okt's reader puts them

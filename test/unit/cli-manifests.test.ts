@@ -151,7 +151,7 @@ describe('generateManifests', () => {
     expect(compact.emitted.required).toEqual(['events']);
     // The marks of compact events are in the schema: the API server prunes what it does not know.
     expect(compact.emitted.properties.events.items.properties.lt).toEqual({ type: 'integer', enum: [1] });
-    expect(compact.emitted.properties.events.items.properties.pa).toEqual({ type: 'integer', enum: [1] });
+    expect(compact.emitted.properties.events.items.properties.pa).toEqual({ type: 'integer', enum: [1, 2] });
     const lean = statusSchema('lean');
     expect(lean.emitted.properties.events.items.properties).not.toHaveProperty('pa');
     expect(lean.conditions.items.required).toContain('message');

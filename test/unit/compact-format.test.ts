@@ -47,15 +47,15 @@ describe('the compact status format', () => {
     expect(compact.stored!.length).toBeLessThan(lean.stored!.length - 400);
   });
 
-  /** A database CR walked as `walked`, then kept at End reached in one spec edit (through Servicing), with okt's sidecar's message for Servicing's action. */
-  function atLeaf(): LifecycleStatus {
+  /** A database CR walked as `walked`, then kept at End reached in one spec edit (through Servicing), with `message` okt's sidecar gives Servicing's action. */
+  function atLeaf(message = 'exited with code 0'): LifecycleStatus {
     const sim = walked('lean');
     sim.setSpec({ onLeaf: 'Keep' });
     sim.setDesired('End');
     sim.settle();
     const status = sim.status!;
     const [ok, ...rest] = status.emitted!.events;
-    const operation = { ...(ok!.data!.operation as object), message: 'exited with code 0' };
+    const operation = { ...(ok!.data!.operation as object), message };
     return { ...status, emitted: { ...status.emitted!, events: [{ ...ok!, data: { ...ok!.data, operation } }, ...rest] } };
   }
 
@@ -70,6 +70,11 @@ describe('the compact status format', () => {
     const [leanBytes, compactBytes] = [JSON.stringify(lean).length, JSON.stringify(stored).length];
     console.log(`status kept at End: lean ${leanBytes} B, compact ${compactBytes} B`);
     expect(compactBytes).toBeLessThan(leanBytes - 500);
+    // A module function's action (what the bench's no-op sidecar runs) says `the module returned`.
+    const moduleAction = atLeaf('the module returned');
+    const storedModule = encodeCompact(moduleAction, 'uid-1') as Record<string, any>;
+    expect(storedModule.emitted.events[0]).toEqual({ type: 'ok', subject: 'Servicing', pa: 2 });
+    expect(expandStatus(storedModule, 'uid-1')).toEqual(moduleAction);
   });
 
   test('an event the marks do not say exactly keeps its data (another message of the previous action), and reads back exactly', () => {

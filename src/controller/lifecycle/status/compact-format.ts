@@ -31,6 +31,8 @@ const EVENT_CODES: Readonly<Record<string, string>> = {
 const EVENT_TYPES_BY_CODE: ReadonlyMap<string, string> = new Map(Object.entries(EVENT_CODES).map(([type, code]) => [code, type]));
 /** What okt's sidecar says of a command that succeeded (sidecar/actions.ts): a Succeeded, Completed operation's message unless it says another. */
 const COMPLETED_MESSAGE = 'exited with code 0';
+/** What okt's sidecar says of an action that succeeded, by kind (sidecar/actions.ts: a command, a module function): a `pa` mark is 1 + its index. */
+const SUCCEEDED_MESSAGES = [COMPLETED_MESSAGE, 'the module returned'] as const;
 /** What a converged event's data says unless it says more (it converged at the desired node). */
 const CONVERGED_DATA = { reason: REASONS.reached };
 
@@ -180,10 +182,10 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
   const code = EVENT_CODES[event.type as string];
   if (code !== undefined) compact.type = code;
   if (!isRecord(event.data)) return compact;
-  const previous = previousActionSucceeded(status, uid);
-  if (event.type === 'action.succeeded.v1' && previous !== undefined && isDeepStrictEqual(event.data, previous)) {
+  const mark = event.type === 'action.succeeded.v1' ? SUCCEEDED_MESSAGES.findIndex((message) => isDeepStrictEqual(event.data, previousActionSucceeded(status, uid, message))) : -1;
+  if (mark >= 0) {
     delete compact.data;
-    compact.pa = 1;
+    compact.pa = mark + 1;
     return compact;
   }
   let data: Json = event.data;
@@ -199,19 +201,20 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
 
 function expandEvent(event: Json, status: Json, uid: string): Json {
   const type = EVENT_TYPES_BY_CODE.get(event.type as string) ?? event.type;
-  let data = event.pa === 1 ? previousActionSucceeded(status, uid) : (event.data as Json | undefined);
+  const succeeded = typeof event.pa === 'number' ? SUCCEEDED_MESSAGES[event.pa - 1] : undefined;
+  let data = succeeded === undefined ? (event.data as Json | undefined) : previousActionSucceeded(status, uid, succeeded);
   if (data === undefined && type === 'converged.v1') data = { ...CONVERGED_DATA };
   const last = status.lastTransition as Json | undefined;
   if (event.lt === 1 && last !== undefined) data = { ...data, from: last.from, events: last.events };
-  return defined({ ...withoutKeys(event, COMPACT_EVENT_MARKS), type, data });
+  return defined({ ...withoutKeys(event, Object.keys(COMPACT_EVENT_MARKS)), type, data });
 }
 
 /**
  * What an `action.succeeded.v1` event adds to the status of the write that reached a node with no
- * action: the previous node's operation (its id of the previous transition, okt's sidecar's message
- * for an exit code 0), at the previous transition and path. Undefined when the status has no previous node.
+ * action: the previous node's operation (its id of the previous transition, `message` the sidecar's),
+ * at the previous transition and path. Undefined when the status has no previous node.
  */
-function previousActionSucceeded(status: Json, uid: string): Json | undefined {
+function previousActionSucceeded(status: Json, uid: string, message: string): Json | undefined {
   const last = status.lastTransition as Json | undefined;
   const path = status.path as string[] | undefined;
   if (last === undefined || typeof last.from !== 'string' || typeof status.transition !== 'number' || path === undefined || path.length < 2) return undefined;
@@ -221,7 +224,7 @@ function previousActionSucceeded(status: Json, uid: string): Json | undefined {
     to: last.from,
     transition,
     path: renderPath(path.slice(0, -1)),
-    operation: { id: operationId(uid, transition), node: last.from, phase: 'Succeeded', message: COMPLETED_MESSAGE },
+    operation: { id: operationId(uid, transition), node: last.from, phase: 'Succeeded', message },
   };
 }
 
