@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
-import { EventNameSchema, type Reason } from '../src/sidecar-client/protocol.ts';
+import { COMMAND_SUCCEEDED_MESSAGE, EventNameSchema, MODULE_SUCCEEDED_MESSAGE, type Reason } from '../src/sidecar-client/protocol.ts';
 import type { ActionConfig } from './config.ts';
 import { LineTail, runProcess } from './process.ts';
 
@@ -130,7 +130,7 @@ async function runCommandAction(
       return { kind: 'failed', reason: 'ActionError', message: `cannot run ${argv[0]}: ${result.error}` };
     case 'exited':
       if (result.exitCode === 0) {
-        return { kind: 'done', raised: result.events, message: 'exited with code 0', exitCode: 0 };
+        return { kind: 'done', raised: result.events, message: COMMAND_SUCCEEDED_MESSAGE, exitCode: 0 };
       }
       return {
         kind: 'failed',
@@ -242,9 +242,9 @@ async function runModuleAction(
   aborted.catch(() => undefined);
   try {
     const value = await Promise.race([(fn as ModuleAction)({ ...context, signal }), aborted]);
-    if (value === undefined || value === null) return { kind: 'done', raised: [], message: 'the module returned' };
-    if (typeof value === 'string') return { kind: 'done', raised: [value], message: 'the module returned' };
-    if (Array.isArray(value)) return { kind: 'done', raised: value.map(String), message: 'the module returned' };
+    if (value === undefined || value === null) return { kind: 'done', raised: [], message: MODULE_SUCCEEDED_MESSAGE };
+    if (typeof value === 'string') return { kind: 'done', raised: [value], message: MODULE_SUCCEEDED_MESSAGE };
+    if (Array.isArray(value)) return { kind: 'done', raised: value.map(String), message: MODULE_SUCCEEDED_MESSAGE };
     return { kind: 'failed', reason: 'InvalidEvents', message: 'the module returned neither a string nor an array' };
   } catch (error) {
     if (context.signal.aborted) return { kind: 'cancelled' };

@@ -1,5 +1,6 @@
 // Which shape okt writes a CR's status in: a property of the CRD version, given alike to `okt crd` (which
 // records it in the CRD for the CR's readers) and to the operator (which writes it).
+import { COMMAND_SUCCEEDED_MESSAGE, MODULE_SUCCEEDED_MESSAGE } from '../sidecar-client/protocol.ts';
 
 /**
  * `full`: every condition and operation field, as since the first version. `lean` and `compact` (lean's
@@ -24,12 +25,15 @@ export function statusFormatOf(annotations: Record<string, string> | undefined):
   return value === undefined ? DEFAULT_STATUS_FORMAT : parseStatusFormat(value, STATUS_FORMAT_ANNOTATION);
 }
 
+/** The sidecar's messages of a succeeded action that compact leaves out; a `pa` mark is 1 + the index (append only). */
+export const COMPACT_SUCCEEDED_MESSAGES = [COMMAND_SUCCEEDED_MESSAGE, MODULE_SUCCEEDED_MESSAGE] as const;
+
 /**
  * Marks of an `emitted` event in the compact format, with their values: `lt` (1), its data's `from`
- * and `events` are lastTransition's; `pa` (1: a command's `exited with code 0`, 2: a module function's
- * `the module returned`), its data is the previous node's action succeeding. Its CRD version has them.
+ * and `events` are lastTransition's; `pa` (1 + the index of the action's message in
+ * COMPACT_SUCCEEDED_MESSAGES), its data is the previous node's action succeeding. Its CRD version has them.
  */
-export const COMPACT_EVENT_MARKS = { lt: [1], pa: [1, 2] } as const;
+export const COMPACT_EVENT_MARKS: Readonly<Record<string, readonly number[]>> = { lt: [1], pa: COMPACT_SUCCEEDED_MESSAGES.map((_, i) => i + 1) };
 
 /**
  * Fields the compact format leaves out where the rest of the status says them (okt's reader puts them

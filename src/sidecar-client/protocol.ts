@@ -4,6 +4,13 @@
 import { z } from 'zod';
 import { DEFAULT_STATE, PARAM_NAME, PARAM_NAME_RULE, conditionTypeProblem } from '../graph/index.ts';
 
+/**
+ * What the sidecar says of an action that succeeded, by kind: a command that exited 0, a module
+ * function that returned. okt's compact status format leaves them out of what it stores.
+ */
+export const COMMAND_SUCCEEDED_MESSAGE = 'exited with code 0';
+export const MODULE_SUCCEEDED_MESSAGE = 'the module returned';
+
 export const PROTOCOL_VERSION = 'v1';
 export const API_PREFIX = `/${PROTOCOL_VERSION}`;
 /** The special event meaning "go to the default (last) child". */

@@ -6,7 +6,8 @@
 // exactly; one it cannot (a node name the path summary cannot be read back from) is written lean.
 import { isDeepStrictEqual } from 'node:util';
 import type { LifecycleStatus } from '../../../kube/lifecycle-resource.ts';
-import { COMPACT_EVENT_MARKS } from '../../../kube/status-format.ts';
+import { COMPACT_EVENT_MARKS, COMPACT_SUCCEEDED_MESSAGES } from '../../../kube/status-format.ts';
+import { COMMAND_SUCCEEDED_MESSAGE } from '../../../sidecar-client/protocol.ts';
 import { REASONS, READY } from '../reasons.ts';
 import { renderPath } from '../../../machine/index.ts';
 import { isOktCondition } from './conditions.ts';
@@ -29,10 +30,8 @@ const EVENT_CODES: Readonly<Record<string, string>> = {
   'objects.failed.v1': 'of',
 };
 const EVENT_TYPES_BY_CODE: ReadonlyMap<string, string> = new Map(Object.entries(EVENT_CODES).map(([type, code]) => [code, type]));
-/** What okt's sidecar says of a command that succeeded (sidecar/actions.ts): a Succeeded, Completed operation's message unless it says another. */
-const COMPLETED_MESSAGE = 'exited with code 0';
-/** What okt's sidecar says of an action that succeeded, by kind (sidecar/actions.ts: a command, a module function): a `pa` mark is 1 + its index. */
-const SUCCEEDED_MESSAGES = [COMPLETED_MESSAGE, 'the module returned'] as const;
+/** A Succeeded, Completed operation's message unless it says another: what okt's sidecar says of a command that succeeded. */
+const COMPLETED_MESSAGE = COMMAND_SUCCEEDED_MESSAGE;
 /** What a converged event's data says unless it says more (it converged at the desired node). */
 const CONVERGED_DATA = { reason: REASONS.reached };
 
@@ -182,7 +181,7 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
   const code = EVENT_CODES[event.type as string];
   if (code !== undefined) compact.type = code;
   if (!isRecord(event.data)) return compact;
-  const mark = event.type === 'action.succeeded.v1' ? SUCCEEDED_MESSAGES.findIndex((message) => isDeepStrictEqual(event.data, previousActionSucceeded(status, uid, message))) : -1;
+  const mark = event.type === 'action.succeeded.v1' ? COMPACT_SUCCEEDED_MESSAGES.findIndex((message) => isDeepStrictEqual(event.data, previousActionSucceeded(status, uid, message))) : -1;
   if (mark >= 0) {
     delete compact.data;
     compact.pa = mark + 1;
@@ -201,7 +200,7 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
 
 function expandEvent(event: Json, status: Json, uid: string): Json {
   const type = EVENT_TYPES_BY_CODE.get(event.type as string) ?? event.type;
-  const succeeded = typeof event.pa === 'number' ? SUCCEEDED_MESSAGES[event.pa - 1] : undefined;
+  const succeeded = typeof event.pa === 'number' ? COMPACT_SUCCEEDED_MESSAGES[event.pa - 1] : undefined;
   let data = succeeded === undefined ? (event.data as Json | undefined) : previousActionSucceeded(status, uid, succeeded);
   if (data === undefined && type === 'converged.v1') data = { ...CONVERGED_DATA };
   const last = status.lastTransition as Json | undefined;
