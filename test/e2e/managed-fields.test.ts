@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { compareVersions } from '../../src/cluster/kubernetes-version.ts';
+import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { e2eKubeConfig, e2eKubernetesVersion, kubectl } from './helpers/index.ts';
 import { conditionOf, DATABASES, installDatabaseCrd, lifecycleObjects, startLocalOperator, waitForObject, type LocalOperator } from './helpers/lifecycle.ts';
 
@@ -32,8 +33,9 @@ test("a CR at rest: okt's writes are managed by `okt`, and its status is one fie
   const version = e2eKubernetesVersion();
   if (compareVersions(version, '1.22.0') >= 0) {
     // Kubernetes 1.35.4 and 1.37.2 (servers from 1.22 on, whose entries have `subresource`): okt's writes to /status
-    // are an entry of their own, its finalizer and shard label another.
+    // are an entry of their own, its finalizer another (an unsharded operator puts no shard key on).
     expect(okt.map((e) => [e.subresource ?? '', Object.keys(e.fieldsV1)])).toEqual([['', ['f:metadata']], ['status', ['f:status']]]);
+    expect(okt[0]!.fieldsV1).toEqual({ 'f:metadata': { 'f:finalizers': { '.': {}, [`v:"${LIFECYCLE_FINALIZER}"`]: {} } } });
   } else {
     // Kubernetes 1.20.2: one entry per manager, status and metadata together.
     expect(okt).toHaveLength(1);

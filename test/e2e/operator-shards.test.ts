@@ -3,7 +3,6 @@ import { databaseGraph } from '../../graphs/database.ts';
 import { createLogger } from '../../src/controller/index.ts';
 import { SHARD_KEY_LABEL, shardKeyOf, shardOf, startOperator, type RunningOperator } from '../../src/controller/lifecycle/index.ts';
 import { waitFor } from './helpers/index.ts';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { createNamespace, e2eKubeConfig } from './helpers/index.ts';
 import { conditionOf, DATABASES, databases, installDatabaseCrd, lifecycleObjects, startNoopSidecar, waitForDatabase, waitForObject } from './helpers/lifecycle.ts';
@@ -56,7 +55,7 @@ test('two shards split the CRs by uid: each CR is driven by exactly the operator
   // One transition (Start -> Running) per CR, each taken by its own shard's operator only.
   expect(await transitionsOf(operators[0]!)).toBe(perShard[0]);
   expect(await transitionsOf(operators[1]!)).toBe(perShard[1]);
-  // Each CR got its key with its finalizer, so the API server filters: each operator caches its share only.
+  // Each CR got its key from its shard with its finalizer, so the API server filters: each operator caches its share only.
   for (const name of names) {
     const db = await api.get(namespace, name);
     expect(db.metadata.labels?.[SHARD_KEY_LABEL]).toBe(String(shardKeyOf(db.metadata.uid)));
@@ -70,16 +69,37 @@ test('two shards split the CRs by uid: each CR is driven by exactly the operator
   }
 });
 
-test('a CR an unsharded operator already took (finalizer, no key) is labelled by the shard of its uid, then driven by it', async () => {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const ref = { group: DATABASES.group, version: DATABASES.version, plural: DATABASES.plural, namespace };
-  const body = { apiVersion: `${DATABASES.group}/${DATABASES.version}`, kind: DATABASES.kind, metadata: { name: 'older', finalizers: [LIFECYCLE_FINALIZER] }, spec: { desiredState: 'Running', onLeaf: 'Keep' } };
-  const created = (await api.createNamespacedCustomObject({ ...ref, body })) as { metadata: { uid: string } };
-  const db = await waitForDatabase(kc, namespace, 'older', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
-  expect(db.metadata.labels?.[SHARD_KEY_LABEL]).toBe(String(shardKeyOf(created.metadata.uid)));
-  const owner = operators[shardOf(created.metadata.uid, 2)]!;
-  await waitFor('the owner caches it', async () => (owner.lifecycle.informer.store.list().some((o) => o.metadata.name === 'older') ? true : undefined), 10_000, 20);
-  expect(operators.filter((o) => o.lifecycle.informer.store.list().some((x) => x.metadata.name === 'older'))).toHaveLength(1);
+test('an unsharded operator leaves a CR unkeyed; shards started later label it by its uid, and its shard drives it', async () => {
+  const ns = await createNamespace(kc, 'okt-shards-unkeyed');
+  const log = createLogger({ level: 'silent' });
+  const options = { kubeConfig: kc, graph: databaseGraph, resource: DATABASES, namespace: ns, sidecar: { url: sidecar.url, token: sidecar.token }, logger: log };
+  const unsharded = await startOperator(options);
+  let created: { metadata: { uid: string } };
+  try {
+    created = await api.create(ns, 'older', { desiredState: 'Running', onLeaf: 'Keep' });
+    const taken = await waitForDatabase(kc, ns, 'older', 'Ready at Running', (o) => o.status?.state === 'Running' && conditionOf(o, 'Ready')?.status === 'True');
+    // The finalizer and no key: the label would cost every write of a CR no shard reads.
+    expect(taken.metadata.finalizers).toEqual([LIFECYCLE_FINALIZER]);
+    expect(taken.metadata.labels?.[SHARD_KEY_LABEL]).toBeUndefined();
+  } finally {
+    await unsharded.stop();
+  }
+  const shards = [];
+  try {
+    for (const index of [0, 1]) shards.push(await startOperator({ ...options, shard: { index, count: 2 } }));
+    const db = await waitForDatabase(kc, ns, 'older', 'labelled with its key', (o) => o.metadata.labels?.[SHARD_KEY_LABEL] !== undefined);
+    expect(db.metadata.labels?.[SHARD_KEY_LABEL]).toBe(String(shardKeyOf(created.metadata.uid)));
+    const owner = shards[shardOf(created.metadata.uid, 2)]!;
+    await waitFor('the owner caches it', async () => (owner.lifecycle.informer.store.list().some((o) => o.metadata.name === 'older') ? true : undefined), 10_000, 20);
+    expect(shards.filter((o) => o.lifecycle.informer.store.list().some((x) => x.metadata.name === 'older'))).toHaveLength(1);
+    // Driven by its shard from there.
+    await api.patchSpec(ns, 'older', { desiredState: 'Servicing' });
+    await waitForDatabase(kc, ns, 'older', 'Ready at Servicing', (o) => o.status?.state === 'Servicing' && conditionOf(o, 'Ready')?.status === 'True');
+    expect(await transitionsOf(owner)).toBe(1);
+    expect(await transitionsOf(shards[1 - shardOf(created.metadata.uid, 2)]!)).toBe(0);
+  } finally {
+    for (const operator of shards) await operator.stop();
+  }
 });
 
 test('the objects a CR\'s graph makes carry its shard key: each shard caches only its own CRs\' objects', async () => {

@@ -269,8 +269,10 @@ export class LifecycleController {
     const renderedAs = this.#objects.renderedAs(obj);
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(written), renderedAs));
     const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
-    // The shard key goes on with the finalizer (no write of its own), or alone when a shard must take a newcomer.
-    const addKey = metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting && (finalizers !== undefined || this.#options.shard !== undefined);
+    // A shard labels the CRs it takes with their key (with the finalizer when that goes on too); an
+    // unsharded operator leaves them unkeyed (the label and its managed field cost every write), and a
+    // shard started later takes them from its view of unkeyed CRs.
+    const addKey = this.#options.shard !== undefined && metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting;
     if (finalizers !== undefined || addKey) {
       obj = await this.#patchMetadata(obj, {
         ...(finalizers !== undefined ? { finalizers } : {}),

@@ -45,7 +45,7 @@ export function shardSelector(shard: Shard): string {
   return `${SHARD_KEY_LABEL} in (${keys.join(',')})`;
 }
 
-/** The label selector of CRs no operator has labelled yet (new ones): every shard watches them and takes its own. */
+/** The label selector of CRs no shard has labelled yet (new ones, and those an unsharded operator took): every shard watches them and takes its own. */
 export const UNKEYED_SELECTOR = `!${SHARD_KEY_LABEL}`;
 
 /** `a,b` of two label selectors (both must hold); an absent one adds nothing. */
