@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { createLifecycleModel, step, type SeenOperation, type SidecarRefusal, type SidecarView, type StepEffects } from '../../src/controller/lifecycle/step.ts';
 import { parseStatus } from '../../src/controller/lifecycle/parse-status.ts';
+import { encodeCompact, isCompactStatus } from '../../src/controller/lifecycle/status/compact-format.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import type { LifecycleSpec, LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import type { StatusFormat } from '../../src/kube/status-format.ts';
@@ -22,6 +23,8 @@ class Stored {
   generation: number;
   spec: LifecycleSpec;
   status: LifecycleStatus;
+  /** Whether the status is held in the compact format (the reconciler tells the step). */
+  storedCompact: boolean;
   readonly format: StatusFormat;
   clock = 0;
   constructor(stored: StoredResource, format: StatusFormat) {
@@ -31,6 +34,7 @@ class Stored {
     this.generation = stored.generation;
     this.spec = stored.spec;
     this.status = status;
+    this.storedCompact = isCompactStatus(stored.status);
   }
 
   edit(change: Partial<LifecycleSpec>): void {
@@ -49,8 +53,12 @@ class Stored {
       now: new Date(Date.UTC(2026, 0, 2, 0, 0, this.clock++)).toISOString(),
       outboxLimit: 64,
       statusFormat: this.format,
+      storedCompact: this.storedCompact,
     });
-    if (effects.status !== undefined) this.status = JSON.parse(JSON.stringify(effects.status)) as LifecycleStatus;
+    if (effects.status !== undefined) {
+      this.status = JSON.parse(JSON.stringify(effects.status)) as LifecycleStatus;
+      this.storedCompact = this.format === 'compact' && isCompactStatus(encodeCompact(this.status, 'uid-1'));
+    }
     return effects;
   }
 
