@@ -49,7 +49,7 @@ import { createPlanner } from '../src/plan/index.ts';
 import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { createLifecycleModel, step } from '../src/controller/lifecycle/step.ts';
-import { encodeCompact } from '../src/controller/lifecycle/status/compact-format.ts';
+import { encodeCompact, expandStatus } from '../src/controller/lifecycle/status/compact-format.ts';
 import { freePorts } from '../src/net/free-ports.ts';
 import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
 import { generateCrd } from '../src/kube/crd.ts';
@@ -489,7 +489,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
     const reconcilesAfter = await reconcileCounts(operator);
     const sidecarCalls = (await sidecarRequests(subject.sidecar)) - sidecarBefore;
     let transitions = 0;
-    for (const obj of operator.lifecycle.informer.store.list()) transitions += (obj as Database).status?.transition ?? 0;
+    for (const obj of operator.lifecycle.informer.store.list()) transitions += transitionsOf(obj as Database);
     const expected = count * (route.createdTransitions + route.transitions);
     if (transitions !== expected) throw new Error(`expected ${expected} transitions, status.transition sums to ${transitions}`);
     const delta = (key: string) => (reconcilesAfter[key] ?? 0) - (reconcilesBefore[key] ?? 0);
@@ -629,7 +629,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 }
     const requests = await requestsUntilSettled(bench, bench.database, before, count, reconciles);
     const reconciled = (await reconciles()) - before.reconciles;
     let transitionSum = 0;
-    for (const obj of informer.store.list()) transitionSum += (obj as Database).status?.transition ?? 0;
+    for (const obj of informer.store.list()) transitionSum += transitionsOf(obj as Database);
     const expected = count * (MULTI_HOP.createdTransitions + MULTI_HOP.transitions);
     if (transitionSum !== expected) throw new Error(`okt run: expected ${expected} transitions, status.transition sums to ${transitionSum}`);
     for (const operator of operators) operator.kill('SIGTERM');
@@ -917,6 +917,11 @@ async function storedBytes(bench: Bench, etcd: string, resource: LifecycleResour
   if (value[0] !== '{'.charCodeAt(0)) throw new Error(`etcd's value of ${key} is not JSON (${value.subarray(0, 8).toString('hex')}...)`);
   const got = await bench.raw.get(resourcePath(resource, namespace, name));
   return { etcd: value.length, get: got.length, value: value.toString('utf8') };
+}
+
+/** A CR's status.transition as okt reads it (a compact status leaves it out when its path summary counts it). */
+function transitionsOf(obj: Database): number {
+  return (expandStatus(obj.status, obj.metadata.uid ?? '') as LifecycleStatus | undefined)?.transition ?? 0;
 }
 
 /** Latency samples of one case (ms): from the spec patch sent, and from its answer (the change stored). */

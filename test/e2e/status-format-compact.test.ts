@@ -73,6 +73,12 @@ test('a CR walked under the compact format: what the rest of its status says is 
   expect(status.operation).not.toHaveProperty('id');
   expect(status.operation).not.toHaveProperty('node');
   expect(status.emitted.events.map((e: { type: string }) => e.type)).toEqual(['ok', 'c']);
+  // The path's hops, and the sequence 0 of the sidecar epoch it records.
+  expect(status).not.toHaveProperty('transition');
+  expect(leanStatus.transition).toBe(3);
+  expect(status).not.toHaveProperty('observedSequence');
+  expect(leanStatus.observedSequence).toBe(0);
+  expect(status.observedEpoch).toBe(leanStatus.observedEpoch);
 
   // What a person reads: the printer columns, and okt status (the reader rebuilds the lean status).
   const wide = await kubectl(['get', '-n', namespace, `${resourceOf('compact')}/pg`, '-o', 'wide', '--no-headers']);
@@ -102,7 +108,13 @@ test('a CR kept at the leaf it reached in one spec edit: the server keeps the ma
   expect(lean.path).toEqual(['Start', 'Running', 'Servicing', 'End']);
   expect(lean.emitted.events.map((e: { type: string }) => e.type)).toEqual(['action.succeeded.v1', 'transition.v1', 'converged.v1']);
   // Servicing's action ended with the write that reached End: pruned marks would leave these events without their data.
-  expect(compact.emitted.events, operators[1]!.output()).toEqual([{ type: 'ok', subject: 'Servicing', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+  expect(compact.emitted.events, operators[1]!.output()).toEqual([{ type: 'ok', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+  expect(lean.emitted.events[0].subject).toBe('Servicing');
+  // Ready became True with the transition: its time is lastTransition's, as the End condition's.
+  const ready = (status: Record<string, any>) => status.conditions.find((c: { type: string }) => c.type === 'Ready');
+  expect(ready(lean).lastTransitionTime).toBe(lean.lastTransition.time);
+  expect(ready(compact)).not.toHaveProperty('lastTransitionTime');
+  expect(ready(compact).observedGeneration).toBe(compact.observedGeneration);
   console.log(`a CR kept at End, its status: lean ${JSON.stringify(lean).length} B, compact ${JSON.stringify(compact).length} B`);
   expect(JSON.stringify(compact).length).toBeLessThan(JSON.stringify(lean).length - 500);
   const shown = await okt(['status', `${resourceOf('compact')}/kept`, '-n', namespace], { env });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { encodeCompact, expandStatus, isCompactStatus, parsePath } from '../../src/controller/lifecycle/status/compact-format.ts';
@@ -39,6 +40,12 @@ describe('the compact status format', () => {
       expect(c).not.toHaveProperty('message');
     }
     expect(stored.conditions.find((c: { type: string }) => c.type === 'Running')).not.toHaveProperty('lastTransitionTime');
+    // Ready became True when Running's action ended, after the transition: its time is its own.
+    expect(stored.conditions.find((c: { type: string }) => c.type === 'Ready').lastTransitionTime).toBe(lean.status!.conditions.find((c) => c.type === 'Ready')!.lastTransitionTime);
+    // The path's hops, and the sequence 0 of the epoch it records.
+    expect(stored).not.toHaveProperty('transition');
+    expect(stored).not.toHaveProperty('observedSequence');
+    expect(stored.observedEpoch).toBe(lean.status!.observedEpoch);
     expect(stored.emitted).not.toHaveProperty('desired');
     expect(stored.emitted.events.map((e: { type: string }) => e.type)).toEqual(['ok', 'c']);
     expect(expandStatus(stored, 'uid-1')).toEqual(lean.status);
@@ -64,8 +71,13 @@ describe('the compact status format', () => {
     expect(lean.state).toBe('End');
     const stored = encodeCompact(lean, 'uid-1') as Record<string, any>;
     expect(isCompactStatus(stored)).toBe(true);
-    // Servicing's action ended with the write that reached End: its event is all the previous node's.
-    expect(stored.emitted.events).toEqual([{ type: 'ok', subject: 'Servicing', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+    // Servicing's action ended with the write that reached End: its event (its subject too) is all the previous node's.
+    expect(stored.emitted.events).toEqual([{ type: 'ok', pa: 1 }, { type: 't', lt: 1 }, { type: 'c', lt: 1 }]);
+    // Ready became True with the transition: its time is lastTransition's, as the node condition's.
+    expect(stored.conditions).toEqual([
+      { type: 'Ready', status: 'True', reason: 'DesiredStateReached', observedGeneration: lean.observedGeneration },
+      { type: 'End', status: 'True', reason: 'Entered', observedGeneration: lean.observedGeneration },
+    ]);
     expect(expandStatus(stored, 'uid-1')).toEqual(lean);
     const [leanBytes, compactBytes] = [JSON.stringify(lean).length, JSON.stringify(stored).length];
     console.log(`status kept at End: lean ${leanBytes} B, compact ${compactBytes} B`);
@@ -73,7 +85,7 @@ describe('the compact status format', () => {
     // A module function's action (what the bench's no-op sidecar runs) says `the module returned`.
     const moduleAction = atLeaf('the module returned');
     const storedModule = encodeCompact(moduleAction, 'uid-1') as Record<string, any>;
-    expect(storedModule.emitted.events[0]).toEqual({ type: 'ok', subject: 'Servicing', pa: 2 });
+    expect(storedModule.emitted.events[0]).toEqual({ type: 'ok', pa: 2 });
     expect(expandStatus(storedModule, 'uid-1')).toEqual(moduleAction);
   });
 
@@ -118,6 +130,52 @@ describe('the compact status format', () => {
       expect('message' in (stored.operation as object)).toBe(kept);
       expect(expandStatus(stored, 'uid-1')).toEqual({ ...status, operation });
     }
+  });
+
+  test('the path\'s hops, a sequence 0 and a condition\'s time are left out only where they read back: a path cut at its limit, no epoch, another time', () => {
+    const lean = walked('lean').status!;
+    const cases: [string, LifecycleStatus, (stored: Record<string, unknown>) => void][] = [
+      ['transition past the path kept', { ...lean, transition: lean.transition + 40 }, (stored) => expect(stored.transition).toBe(lean.transition + 40)],
+      ['observedSequence of another event kept', { ...lean, observedSequence: 7 }, (stored) => expect(stored.observedSequence).toBe(7)],
+      ['observedSequence 0 without an epoch (an older okt\'s) kept', { ...withoutEpoch(lean), observedSequence: 0 }, (stored) => expect(stored.observedSequence).toBe(0)],
+      ['no observedSequence with an epoch: not compact, written lean', withoutSequence(lean), (stored) => expect(stored).toHaveProperty('path')],
+    ];
+    for (const [what, status, check] of cases) {
+      const stored = encodeCompact(status, 'uid-1');
+      check(stored);
+      expect(expandStatus(stored, 'uid-1'), what).toEqual(status);
+    }
+    const ready = lean.conditions.find((c) => c.type === 'Ready')!;
+    const readyAtTransition = { ...lean, conditions: lean.conditions.map((c) => (c === ready ? { ...c, lastTransitionTime: lean.lastTransition!.time } : c)) };
+    const stored = encodeCompact(readyAtTransition, 'uid-1');
+    expect((stored.conditions as Record<string, unknown>[]).find((c) => c.type === 'Ready')).not.toHaveProperty('lastTransitionTime');
+    expect(expandStatus(stored, 'uid-1')).toEqual(readyAtTransition);
+  });
+
+  test('a status stored in the compact form okt released (10f790d) reads back unchanged', () => {
+    // As that okt's encodeCompact wrote these three (test/fixtures/released-status/2026-11-27-10f790d-compact.json has more).
+    const released = [
+      [RELEASED_AT_LEAF_COMMAND, atLeaf()],
+      [RELEASED_AT_LEAF_COMMAND.replace('"pa":1', '"pa":2'), atLeaf('the module returned')],
+      [RELEASED_AT_REST, walked('lean').status!],
+    ] as const;
+    for (const [stored, lean] of released) {
+      expect(isCompactStatus(JSON.parse(stored))).toBe(true);
+      expect(expandStatus(JSON.parse(stored), 'uid-1')).toEqual(lean);
+      expect(JSON.stringify(encodeCompact(lean, 'uid-1')).length).toBeLessThan(stored.length);
+    }
+    // The three CRs of the released fixtures: the compact ones read back as the lean ones that okt wrote.
+    const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/released-status/${name}`, import.meta.url), 'utf8')) as { resources: Record<string, { status: unknown }> };
+    const [compact, lean] = [fixture('2026-11-27-10f790d-compact.json'), fixture('2026-11-27-8e4e709-lean.json')];
+    for (const [name, { status }] of Object.entries(compact.resources)) expect(expandStatus(status, 'uid-1'), name).toEqual(lean.resources[name]!.status);
+  });
+
+  test('a `pa` event without a subject where the previous node is the state stands for the state, as an earlier okt wrote it', () => {
+    const stored = JSON.parse(RELEASED_AT_LEAF_COMMAND) as Record<string, any>;
+    stored.lastTransition.from = 'End';
+    stored.emitted.events[0] = { type: 'ok', pa: 1 };
+    expect(expandStatus(stored, 'uid-1')).toMatchObject({ emitted: { events: [{ type: 'action.succeeded.v1', data: { from: 'End' } }, {}, {}] } });
+    expect((expandStatus(stored, 'uid-1') as LifecycleStatus).emitted!.events[0]).not.toHaveProperty('subject');
   });
 
   test('a path summary reads back as the path it renders', () => {
@@ -188,3 +246,18 @@ describe('switching formats', () => {
     expect(full.writes).toBe(writes + 1);
   });
 });
+
+function withoutEpoch(status: LifecycleStatus): LifecycleStatus {
+  const { observedEpoch: _epoch, ...rest } = status;
+  return rest;
+}
+
+function withoutSequence(status: LifecycleStatus): LifecycleStatus {
+  const { observedSequence: _sequence, ...rest } = status;
+  return rest;
+}
+
+/** What okt's encodeCompact wrote at 10f790d for the CR of `atLeaf()` (uid-1). */
+const RELEASED_AT_LEAF_COMMAND = '{"state":"End","graphRevision":"cb0b55743d723c69","observedGeneration":6,"transition":5,"sequence":17,"pathSummary":">Start>(Running<<>>Servicing)x2>End","conditions":[{"type":"Ready","status":"True","reason":"DesiredStateReached","observedGeneration":6,"lastTransitionTime":"2026-01-01T00:00:07.000Z"},{"type":"End","status":"True","reason":"Entered","observedGeneration":6}],"observedEpoch":"epoch-1","observedSequence":0,"lastTransition":{"from":"Servicing","events":["End"],"time":"2026-01-01T00:00:07.000Z"},"cycleBrake":{"at":"2026-01-01T00:00:06.000Z"},"outbox":[{"sequence":13,"type":"dev.okt.lifecycle.transition.v1","time":"2026-01-01T00:00:06.000Z","subject":"Servicing","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":4,"from":"Running","to":"Servicing","desired":"End","events":["Servicing"],"path":">Start>(Running<<>>Servicing)x2","generation":6}},{"sequence":14,"type":"dev.okt.lifecycle.action.started.v1","time":"2026-01-01T00:00:06.000Z","subject":"Servicing","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":4,"from":"Running","to":"Servicing","desired":"End","events":["Servicing"],"path":">Start>(Running<<>>Servicing)x2","generation":6,"operation":{"id":"uid-1-4","node":"Servicing","phase":"Pending"}}}],"emitted":{"events":[{"type":"ok","subject":"Servicing","pa":1},{"type":"t","lt":1},{"type":"c","lt":1}]}}';
+/** What okt's encodeCompact wrote at 10f790d for the CR of `walked('lean')` (uid-1). */
+const RELEASED_AT_REST = '{"state":"Running","graphRevision":"cb0b55743d723c69","observedGeneration":4,"transition":3,"sequence":12,"pathSummary":">Start>(Running<<>>Servicing)x1>Running","conditions":[{"type":"Ready","status":"True","reason":"DesiredStateReached","observedGeneration":4,"lastTransitionTime":"2026-01-01T00:00:05.000Z"},{"type":"Running","status":"True","reason":"Entered","observedGeneration":4}],"observedEpoch":"epoch-1","observedSequence":0,"lastTransition":{"from":"Servicing","events":["Running"],"time":"2026-01-01T00:00:04.000Z"},"operation":{"phase":"Succeeded"},"cycleBrake":{},"outbox":[{"sequence":9,"type":"dev.okt.lifecycle.transition.v1","time":"2026-01-01T00:00:04.000Z","subject":"Running","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":3,"from":"Servicing","to":"Running","desired":"Running","events":["Running"],"path":">Start>(Running<<>>Servicing)x1>Running","generation":4}},{"sequence":10,"type":"dev.okt.lifecycle.action.started.v1","time":"2026-01-01T00:00:04.000Z","subject":"Running","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":3,"from":"Servicing","to":"Running","desired":"Running","events":["Running"],"path":">Start>(Running<<>>Servicing)x1>Running","generation":4,"operation":{"id":"uid-1-3","node":"Running","phase":"Pending"}}}],"emitted":{"events":[{"type":"ok"},{"type":"c"}]}}';

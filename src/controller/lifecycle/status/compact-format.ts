@@ -58,6 +58,8 @@ export function expandStatus(raw: unknown, uid: string): unknown {
   const out: Json = { ...stored };
   const path = parsePath(stored.pathSummary as string);
   if (path !== undefined) out.path = path;
+  if (stored.transition === undefined && path !== undefined) out.transition = path.length - 1;
+  if (stored.observedSequence === undefined && stored.observedEpoch !== undefined) out.observedSequence = 0;
   const last = isRecord(stored.lastTransition) ? { ...stored.lastTransition } : undefined;
   if (last !== undefined) {
     last.to ??= state;
@@ -67,7 +69,7 @@ export function expandStatus(raw: unknown, uid: string): unknown {
   if (isRecord(stored.operation)) {
     const operation = stored.operation;
     const retries = typeof operation.retries === 'number' ? operation.retries : 0;
-    const id = operation.id ?? (typeof stored.transition === 'number' ? operationId(uid, stored.transition, retries) : undefined);
+    const id = operation.id ?? (typeof out.transition === 'number' ? operationId(uid, out.transition, retries) : undefined);
     const message = operation.message ?? (isCompleted(operation) ? COMPLETED_MESSAGE : undefined);
     out.operation = defined({ id, node: operation.node ?? state, ...withoutKeys(operation, ['id', 'node']), message });
   }
@@ -82,10 +84,17 @@ export function expandStatus(raw: unknown, uid: string): unknown {
   return out;
 }
 
+/**
+ * Besides the parts below: `transition` when it is the path's moves (not once the path is cut at its
+ * limit), and `observedSequence` 0 beside the epoch it counts in (an epoch without a sequence, which
+ * the reconciler never records, cannot be said and is written lean).
+ */
 function compactCandidate(status: Json, uid: string): Json | undefined {
   const state = status.state as string;
   if (typeof status.pathSummary !== 'string' || !isDeepStrictEqual(parsePath(status.pathSummary), status.path)) return undefined;
   const out: Json = withoutKeys(status, ['path']);
+  if (Array.isArray(status.path) && status.transition === status.path.length - 1) delete out.transition;
+  if (status.observedSequence === 0 && status.observedEpoch !== undefined) delete out.observedSequence;
   const last = status.lastTransition as Json | undefined;
   if (last !== undefined) {
     const compact = { ...last };
@@ -117,23 +126,24 @@ function compactCandidate(status: Json, uid: string): Json | undefined {
 }
 
 /**
- * Of okt's conditions, the node condition leaves out its message and time (its entry: lastTransition),
- * Ready at the desired node its message; each only when it is the derived one. Their generation stays:
- * `kubectl wait` takes a condition without one as judged at the object's generation.
+ * Of okt's conditions, each leaves out its time when it is lastTransition's (the node condition's
+ * entry; Ready reached with the transition), the node condition and Ready at the desired node their
+ * message when it is the derived one. Their generation stays: `kubectl wait` takes a condition without
+ * one as judged at the object's generation.
  */
 function compactCondition(condition: Json, status: Json, last: Json | undefined): Json {
   const out = { ...condition };
   if (!isOktCondition(condition as { type: string; reason: string })) return out;
   const derived = derivedMessage(condition, status, last);
   if (derived !== undefined && derived === out.message) delete out.message;
-  if (condition.reason === REASONS.entered && last !== undefined && out.lastTransitionTime === last.time) delete out.lastTransitionTime;
+  if (last !== undefined && out.lastTransitionTime === last.time) delete out.lastTransitionTime;
   return out;
 }
 
 function expandCondition(condition: Json, status: Json, last: Json | undefined): Json {
   if (!isOktCondition(condition as { type: string; reason: string })) return condition;
   const message = condition.message ?? derivedMessage(condition, status, last);
-  const time = condition.lastTransitionTime ?? (condition.reason === REASONS.entered ? last?.time : undefined);
+  const time = condition.lastTransitionTime ?? last?.time;
   return { ...withoutKeys(condition, ['message', 'lastTransitionTime']), ...defined({ message, lastTransitionTime: time }) };
 }
 
@@ -159,8 +169,8 @@ function isCompleted(operation: Json): boolean {
 /**
  * `emitted` leaves out the desired node when it is the state, its time when it is the status's latest,
  * types as codes, and of an event's data what the rest of the status says: `lt` stands for the
- * `from` and `events` of lastTransition (a transition's, a convergence's), `pa` for the whole data of
- * the previous node's action succeeding (the write that reached a node without an action), and a
+ * `from` and `events` of lastTransition (a transition's, a convergence's), `pa` for the whole data
+ * (and the subject) of the previous node's action succeeding (the write that reached a node without an action), and a
  * converged event's usual data. Each only when the event reads back exactly.
  */
 function compactEmitted(emitted: Json, status: Json, uid: string): Json {
@@ -185,6 +195,7 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
   if (mark >= 0) {
     delete compact.data;
     compact.pa = mark + 1;
+    if (compact.subject !== undefined && compact.subject === previousNode(status)) delete compact.subject;
     return compact;
   }
   let data: Json = event.data;
@@ -201,11 +212,22 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
 function expandEvent(event: Json, status: Json, uid: string): Json {
   const type = EVENT_TYPES_BY_CODE.get(event.type as string) ?? event.type;
   const succeeded = typeof event.pa === 'number' ? COMPACT_SUCCEEDED_MESSAGES[event.pa - 1] : undefined;
+  const subject = event.subject ?? (succeeded === undefined ? undefined : previousNode(status));
   let data = succeeded === undefined ? (event.data as Json | undefined) : previousActionSucceeded(status, uid, succeeded);
   if (data === undefined && type === 'converged.v1') data = { ...CONVERGED_DATA };
   const last = status.lastTransition as Json | undefined;
   if (event.lt === 1 && last !== undefined) data = { ...data, from: last.from, events: last.events };
-  return defined({ ...withoutKeys(event, Object.keys(COMPACT_EVENT_MARKS)), type, data });
+  return defined({ ...withoutKeys(event, Object.keys(COMPACT_EVENT_MARKS)), type, subject, data });
+}
+
+/**
+ * The subject of a `pa` event written without one: the node whose action succeeded, lastTransition.from.
+ * Undefined when that is the state, where an event without a subject already stands for it (an earlier
+ * okt's `pa` event without one says so).
+ */
+function previousNode(status: Json): string | undefined {
+  const from = (status.lastTransition as Json | undefined)?.from;
+  return typeof from === 'string' && from !== status.state ? from : undefined;
 }
 
 /**
