@@ -5,6 +5,7 @@
 // they are delivered they go with the next write, and at rest nothing but that short record stays.
 import type { EmittedEvents, LifecycleStatus, OperationStatus, OutboxEntry } from '../kube/lifecycle-resource.ts';
 import type { LifecycleEventData } from './types.ts';
+import { sameJson } from '../util/same-json.ts';
 
 /** Every lifecycle event type starts so; `emitted` keeps only the rest. */
 const TYPE_PREFIX = 'dev.okt.lifecycle.';
@@ -40,8 +41,6 @@ export function operationSummary(operation: OperationStatus): NonNullable<Lifecy
   if (operation.message !== undefined) out.message = operation.message;
   return out;
 }
-
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** The events `emitted` stands for, in full (sequence, time and data as they were emitted). */
 function expand(status: LifecycleStatus & { emitted: EmittedEvents }, graph: string): OutboxEntry[] {
@@ -93,7 +92,7 @@ function shorten(status: LifecycleStatus, added: readonly OutboxEntry[], graph: 
     const base = baseData(status, graph, desired, entry.type);
     const event: EmittedEvent = { type: entry.type.startsWith(TYPE_PREFIX) ? entry.type.slice(TYPE_PREFIX.length) : entry.type };
     if (entry.subject !== status.state) event.subject = entry.subject;
-    const delta = Object.fromEntries(Object.entries(entry.data).filter(([field, value]) => !(field in base) || !same(value, base[field])));
+    const delta = Object.fromEntries(Object.entries(entry.data).filter(([field, value]) => !(field in base) || !sameJson(value, base[field])));
     if (Object.keys(delta).length > 0) event.data = delta;
     return event;
   });
@@ -101,7 +100,7 @@ function shorten(status: LifecycleStatus, added: readonly OutboxEntry[], graph: 
   // Exactly what was emitted or nothing: a field the status cannot say (an absent base field, another
   // time, a sequence gap) keeps the events in full.
   const readBack = expand({ ...status, emitted }, graph);
-  return same(readBack, added) ? emitted : undefined;
+  return sameJson(readBack, added) ? emitted : undefined;
 }
 
 /**
