@@ -120,14 +120,7 @@ export class LifecycleEventEmitter {
     if (this.#closed) return;
     const lane = this.#lane(resource);
     if (lane.sink === undefined) {
-      // No sink at all: nobody wants the events, so they count as delivered (and nothing waits behind them).
-      const newest = Math.max(lane.delivered, ...entries.map((e) => e.sequence));
-      if (newest > lane.delivered) {
-        lane.delivered = newest;
-        lane.queue = [];
-        queueMicrotask(() => this.#onDelivered(resource.key, resource));
-      }
-      this.#settle(lane);
+      this.#deliveredAtOnce(lane, resource, Math.max(0, ...entries.map((e) => e.sequence)));
       return;
     }
     for (const entry of entries) {
@@ -140,6 +133,27 @@ export class LifecycleEventEmitter {
       }
     }
     this.#schedule(lane);
+  }
+
+  /**
+   * `offer` of a CR's events up to `newest`, when they go to no sink (neither the CR's own nor the
+   * emitter's): they count as delivered, without being read. Returns false, doing nothing, when they
+   * go to a sink: `offer` them.
+   */
+  offerWithoutSink(resource: OfferedResource, newest: number): boolean {
+    if ((nonEmpty(resource.sink) ?? this.#sink) !== undefined) return false;
+    if (!this.#closed) this.#deliveredAtOnce(this.#lane(resource), resource, newest);
+    return true;
+  }
+
+  /** No sink at all: nobody wants the events, so they count as delivered (and nothing waits behind them). */
+  #deliveredAtOnce(lane: Lane, resource: OfferedResource, newest: number): void {
+    if (newest > lane.delivered) {
+      lane.delivered = newest;
+      lane.queue = [];
+      queueMicrotask(() => this.#onDelivered(resource.key, resource));
+    }
+    this.#settle(lane);
   }
 
   /** Highest sequence delivered for this uid (0 if none); with no sink at all, every offered entry counts as delivered at once. */

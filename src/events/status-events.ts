@@ -66,6 +66,13 @@ export function statusEvents(status: LifecycleStatus, graph: string): OutboxEntr
   return status.emitted === undefined ? outbox : [...outbox, ...expand({ ...status, emitted: status.emitted }, graph)];
 }
 
+/** The highest sequence of the events a status holds (those of `statusEvents`), without reading them; 0: none. */
+export function newestEventSequence(status: LifecycleStatus): number {
+  let newest = status.emitted === undefined ? 0 : status.sequence;
+  for (const entry of status.outbox ?? []) newest = Math.max(newest, entry.sequence);
+  return newest;
+}
+
 /**
  * `status` (without `outbox` and `emitted`) as written with `earlier` (events of earlier writes not yet
  * delivered, in full) and `added` (this write's, numbered up to status.sequence, all at `time`). The

@@ -1,7 +1,7 @@
 // The events a status holds: a write's own events kept as what they add to that status, read back
 // exactly; earlier undelivered ones in full; anything the status cannot say kept in full.
 import { describe, expect, test } from 'vitest';
-import { statusEvents, withEvents, withMoreEvents } from '../../src/events/status-events.ts';
+import { newestEventSequence, statusEvents, withEvents, withMoreEvents } from '../../src/events/status-events.ts';
 import type { LifecycleStatus, OutboxEntry } from '../../src/kube/lifecycle-resource.ts';
 
 const status: Omit<LifecycleStatus, 'outbox' | 'emitted'> = {
@@ -65,6 +65,19 @@ describe('status events', () => {
     const replaced = withEvents({ ...status, operation: next }, [], [succeeded, converged], 'database', 'Running');
     expect(replaced.emitted?.events[0]).toEqual({ type: 'action.succeeded.v1', data: { operation: { id: 'u-4', node: 'Running', phase: 'Succeeded' } } });
     expect(JSON.stringify(statusEvents(replaced, 'database'))).toBe(JSON.stringify([succeeded, converged]));
+  });
+
+  test('newestEventSequence: the highest sequence statusEvents reads, without reading them', () => {
+    const earlier = entry(7, 'dev.okt.lifecycle.converged.v1', { ...base, transition: 3, path: '>Start', reason: 'DesiredStateReached' }, 'Start');
+    const foreign = entry(9, 'example.other', { any: 1 });
+    for (const written of [
+      withEvents(status, [earlier], [transition, started], 'database', 'Running'),
+      withEvents(status, [earlier], [transition, foreign], 'database', 'Running'),
+      withEvents(status, [earlier], [], 'database', 'Running'),
+      withEvents(status, [], [], 'database', 'Running'),
+    ]) {
+      expect(newestEventSequence(written)).toBe(Math.max(0, ...statusEvents(written, 'database').map((e) => e.sequence)));
+    }
   });
 
   test('a write without events holds none of its own', () => {

@@ -10,7 +10,7 @@ import {
 } from '../../kube/lifecycle-resource.ts';
 import { statusToWrite } from '../../kube/unknown-status-fields.ts';
 import { DEFAULT_STATUS_FORMAT, type StatusFormat } from '../../kube/status-format.ts';
-import { statusEvents } from '../../events/status-events.ts';
+import { newestEventSequence, statusEvents } from '../../events/status-events.ts';
 import { objectKey, resourcePath, splitKey, type KubeObject, type KubeTransport, type ResourceRef } from '../../kube/transport/index.ts';
 import { isTerminal, type SidecarClient } from '../../sidecar-client/index.ts';
 import { Controller, type ReconcileContext, type ReconcileResult } from '../controller.ts';
@@ -62,6 +62,8 @@ export interface EventResource {
 export interface LifecycleEvents {
   /** Idempotent by sequence; sends in sequence order per resource. */
   offer(resource: EventResource, entries: readonly OutboxEntry[]): void;
+  /** `offer` of the events up to `newest` when this resource's go to no sink (they count as delivered); false, doing nothing, when they go to one. */
+  offerWithoutSink(resource: EventResource, newest: number): boolean;
   /** The highest sequence delivered for this uid (0: none). */
   delivered(uid: string): number;
   /** The event the sink refuses for this uid, if it does: later events wait behind it. */
@@ -350,9 +352,11 @@ export class LifecycleController {
     deliveryMark?.lookedAt(this.controller.name, key);
     // Most looks find every event delivered already: nothing to read back.
     if (events === undefined || status === undefined || status.sequence <= events.delivered(resource.uid)) return;
-    const stored = statusEvents(status, this.#model.graph.name);
     // Those an earlier leader delivered (committed before the mark it left), in order up to the first that may not be.
     const before = deliveryMark?.deliveredBefore;
+    // Events going nowhere are not read back (most operators without a sink, every look).
+    if (before === undefined && events.offerWithoutSink(resource, newestEventSequence(status))) return;
+    const stored = statusEvents(status, this.#model.graph.name);
     const known = before === undefined ? 0 : stored.findIndex((entry) => !(Date.parse(entry.time) < before));
     const skipped = known === -1 ? stored.length : known;
     if (skipped > 0) events.acknowledge(resource, stored[skipped - 1]!.sequence);

@@ -242,6 +242,20 @@ describe('LifecycleEventEmitter', () => {
     expect(delivered).toEqual(['default/db1']);
   });
 
+  test('offerWithoutSink: with no sink, the events up to a sequence count as delivered unread, and the CR is told; with one, nothing is done', async () => {
+    const { emitter: e, delivered } = withEnv({ K_SINK: undefined }, () => emitter({}));
+    const db = offered('db1');
+    expect(e.offerWithoutSink(db, 5)).toBe(true);
+    expect(e.delivered(db.uid)).toBe(5);
+    await waitFor('told', () => delivered.length === 1);
+    expect(e.offerWithoutSink(db, 5)).toBe(true);
+    await sleep(20);
+    expect(delivered).toEqual(['default/db1']); // nothing newer: not told again
+    const own = { ...offered('db2'), sink: 'http://127.0.0.1:9/' };
+    expect(e.offerWithoutSink(own, 3)).toBe(false);
+    expect(e.delivered(own.uid)).toBe(0);
+  });
+
   test('forget: the CR\'s retries stop and its memory goes', async () => {
     const s = await sink();
     s.behave = () => 500;
