@@ -86,6 +86,8 @@ export type SidecarUrlVerdict =
 /** The operator's own sidecar URL and the patterns its token may also go to. */
 export class SidecarUrlPolicy {
   readonly #patterns: readonly SidecarUrlPattern[];
+  /** The last URL judged and its verdict: most CRs name one sidecar (--sidecar-url), looked at on every reconcile. */
+  #last: { raw: string; verdict: SidecarUrlVerdict } | undefined;
 
   constructor(options: { defaultUrl?: string; allow?: readonly string[] }) {
     const patterns = (options.allow ?? []).map(parseSidecarUrlPattern);
@@ -99,6 +101,13 @@ export class SidecarUrlPolicy {
   }
 
   judge(raw: string): SidecarUrlVerdict {
+    if (this.#last?.raw === raw) return this.#last.verdict;
+    const verdict = Object.freeze(this.#judged(raw));
+    this.#last = { raw, verdict };
+    return verdict;
+  }
+
+  #judged(raw: string): SidecarUrlVerdict {
     let url: URL;
     try {
       url = new URL(raw);
