@@ -3,6 +3,7 @@
 // started here and an in-process no-op sidecar; prints its CPU per transition and the self time of the
 // heaviest functions and packages during the walk only. Not a benchmark (no ratio): a tool to find
 // what to make cheaper.   node bench/operator-profile.ts [N]
+// OKT_PROFILE_INTERVAL_US: the profiler's sampling interval (default V8's 1000 µs; finer gives steadier shares).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,7 @@ try {
   writeFileSync(tokenFile, sidecar.token);
   const operator = spawn(process.execPath, [
     '--cpu-prof', '--cpu-prof-dir', dir,
+    ...(process.env.OKT_PROFILE_INTERVAL_US === undefined ? [] : ['--cpu-prof-interval', process.env.OKT_PROFILE_INTERVAL_US]),
     fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
     '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', NAMESPACE,
     '--workers', '64', '--health-port', '-1', '--log-level', 'warn', '--sidecar-url', sidecar.url, '--sidecar-token-file', tokenFile,
@@ -102,6 +104,7 @@ try {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`no CPU profile in ${dir}`);
   const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile & { endTime: number };
+  if (process.env.OKT_PROFILE_OUT) writeFileSync(process.env.OKT_PROFILE_OUT, JSON.stringify({ ...profile, walkStartedUs, walkEndedUs }));
   // The profile's clock is the process's monotonic clock in µs, the same as hrtime's: keep the walk only.
   const { functions, places } = selfTimes({ ...profile, samples: profile.samples }, walkStartedUs);
   const walkMs = (Math.min(walkEndedUs, profile.endTime) - walkStartedUs) / 1000;
