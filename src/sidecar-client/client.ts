@@ -260,11 +260,15 @@ export class SidecarClient {
   }
 
   private async readLimited(response: Dispatcher.ResponseData): Promise<string> {
-    const declared = Number(response.headers['content-length'] ?? 0);
+    const length = response.headers['content-length'];
+    const declared = Number(length ?? 0);
     if (declared > this.maxAnswerBytes) {
       response.body.destroy();
       throw new SidecarProtocolError(`answer of ${declared} bytes exceeds the limit of ${this.maxAnswerBytes}`);
     }
+    // A declared length within the limit bounds the body (HTTP/1.1 framing reads that many bytes, no
+    // more): read at once, without the async iteration a chunked answer needs (counted as it arrives).
+    if (this.ownsDispatcher && typeof length === 'string' && /^\d+$/.test(length)) return response.body.text();
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
