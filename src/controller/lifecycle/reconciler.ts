@@ -144,6 +144,10 @@ export class LifecycleController {
   readonly #telemetry: ReconcileTelemetry;
   /** Operations long-polled on the sidecar, so a finished action is noticed at once. */
   readonly #watched = new Set<string>();
+  /** Per resource, the start of its committed operation while the sidecar has not answered it (no worker waits for it). */
+  readonly #starting = new Map<string, Promise<void>>();
+  /** Per resource, a start that failed in a way the work queue's backoff retries: its next look throws it. */
+  readonly #startFailures = new Map<string, unknown>();
   /** Resources whose next move waits for their events to be delivered. */
   readonly #awaitingDelivery = new Set<string>();
   /** Per resource, why the sidecar refused the last start of its operation (said on the CR by the next step). */
@@ -208,6 +212,7 @@ export class LifecycleController {
         this.#ownWrites.forget(key);
         this.#awaitingDelivery.delete(key);
         this.#refusals.delete(key);
+        this.#startFailures.delete(key);
         this.#objects.forget(key);
         this.#look.forget(key);
         this.#deleted.delete(obj.metadata.uid ?? '');
@@ -251,6 +256,13 @@ export class LifecycleController {
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileResult> {
+    // A look waits for its CR's start in flight: what the sidecar says of the operation follows it.
+    await this.#starting.get(key);
+    const startFailure = this.#startFailures.get(key);
+    if (startFailure !== undefined) {
+      this.#startFailures.delete(key);
+      throw startFailure;
+    }
     const startedAt = Date.now();
     let obj = this.#ownWrites.current(key, this.informer.store.get(key) ?? this.newcomers?.store.get(key));
     if (obj === undefined) return;
@@ -381,33 +393,13 @@ export class LifecycleController {
     // Also when no revision declares any: an inventory left by an earlier one is pruned.
     if (makesObjects) obj = await this.#objects.apply(obj, render, effects.again === true, (written) => this.#offer(key, resource, written));
     const start = effects.startOperation;
-    if (start !== undefined && resolved.kind === 'client') {
-      // Only after the write that committed it: a crash before this line restarts it with the same id.
-      try {
-        const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
-        if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
-        if (start.params !== undefined) params.params = start.params;
-        await this.#telemetry.traced(span, `okt.sidecar.start ${start.node}`, { 'okt.operation.id': start.id, 'server.address': resolved.url }, () => resolved.client.startOperation(start.id, params));
-        this.#telemetry.started(start.id, span);
-        this.#refusals.delete(key);
-        ctx.log.info({ operation: start.id, node: start.node }, 'action started');
-      } catch (error) {
-        this.#sidecars.forgetRefusedToken(resolved, error);
-        const policy = classifyStartFailure(error, start, resolved.url, resolved.tokenSource !== undefined);
-        if (policy.kind === 'retry') throw error;
-        // Said on the CR by the next step, which tries the start again after the refusal's delay.
-        const known = this.#refusals.get(key);
-        this.#refusals.set(key, policy.refusal);
-        ctx.log.warn({ operation: start.id, reason: policy.refusal.reason }, policy.refusal.message);
-        if (known?.operation !== start.id || known.reason !== policy.refusal.reason) this.controller.enqueue(key);
-        return { requeueAfter: policy.refusal.retryAfterMs };
-      }
-    }
+    // Only after the write that committed it: a crash before the start restarts it with the same id.
+    if (start !== undefined && resolved.kind === 'client') this.#startCommitted(key, start, resolved, span, ctx);
     if (effects.cancelOperation !== undefined && client !== undefined) this.#cancel(key, client, effects.cancelOperation, ctx);
     // A poll long-polls the operation the CR now holds only while it runs: that of one which ended
     // answers at once, and would wake the CR again at once (a CR waiting for its events, say).
     const held = effects.status !== undefined && 'state' in effects.status ? effects.status.operation : stored?.operation;
-    const running = start?.id ?? (effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined);
+    const running = start === undefined && effects.poll && held !== undefined && !isTerminal(held.phase) ? held.id : undefined;
     if (running !== undefined && resolved.kind === 'client') this.#watchOperation(key, resolved, running);
     if (effects.finish === 'removeFinalizer') {
       if (!(await this.#objects.gone(obj, effects.abandoned === true))) return { requeueAfter: OBJECTS_GONE_POLL_MS };
@@ -423,6 +415,43 @@ export class LifecycleController {
     // A requeue (a deadline's, say) never postpones the safety look a poll promises.
     const waits = [effects.requeueAfterMs, effects.poll ? this.#options.pollIntervalMs ?? 10_000 : undefined].filter((ms) => ms !== undefined);
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
+  }
+
+  /**
+   * Starts a committed operation without holding the worker while the sidecar makes its acceptance
+   * durable (a journal write on its disk): the CR's next look waits for it, other CRs do not. Once
+   * started, its end is long-polled; a refusal is said on the CR by the next step, which tries the
+   * start again after the refusal's delay; a transient failure is thrown by the next look, into the
+   * work queue's backoff.
+   */
+  #startCommitted(key: string, start: NonNullable<StepEffects['startOperation']>, resolved: Extract<SidecarResolution, { kind: 'client' }>, span: Span | undefined, ctx: ReconcileContext): void {
+    const params: Parameters<SidecarClient['startOperation']>[1] = { node: start.node, graph: this.#model.graph.name };
+    if (start.epoch !== undefined && start.epoch !== '') params.epoch = start.epoch;
+    if (start.params !== undefined) params.params = start.params;
+    const starting = (async () => {
+      try {
+        await this.#telemetry.traced(span, `okt.sidecar.start ${start.node}`, { 'okt.operation.id': start.id, 'server.address': resolved.url }, () => resolved.client.startOperation(start.id, params));
+        this.#telemetry.started(start.id, span);
+        this.#refusals.delete(key);
+        ctx.log.info({ operation: start.id, node: start.node }, 'action started');
+        this.#watchOperation(key, resolved, start.id);
+      } catch (error) {
+        this.#sidecars.forgetRefusedToken(resolved, error);
+        const policy = classifyStartFailure(error, start, resolved.url, resolved.tokenSource !== undefined);
+        if (policy.kind === 'retry') {
+          this.#startFailures.set(key, error);
+          this.controller.enqueue(key);
+          return;
+        }
+        const known = this.#refusals.get(key);
+        this.#refusals.set(key, policy.refusal);
+        ctx.log.warn({ operation: start.id, reason: policy.refusal.reason }, policy.refusal.message);
+        if (known?.operation !== start.id || known.reason !== policy.refusal.reason) this.controller.enqueue(key);
+      } finally {
+        this.#starting.delete(key);
+      }
+    })();
+    this.#starting.set(key, starting);
   }
 
   /** Asks the sidecar to cancel a running operation, once; its end is noticed by the operation's long-poll. */
