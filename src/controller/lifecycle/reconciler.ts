@@ -252,6 +252,8 @@ export class LifecycleController {
   async close(): Promise<void> {
     this.#closed = true;
     this.owned?.close();
+    // Starts in flight get their answer (each within the sidecar client's deadline) before the connections close.
+    await Promise.all(this.#starting.values());
     await this.#sidecars.close();
   }
 
