@@ -141,7 +141,7 @@ export class LifecycleEventEmitter {
    * go to a sink: `offer` them.
    */
   offerWithoutSink(resource: OfferedResource, newest: number): boolean {
-    if ((nonEmpty(resource.sink) ?? this.#sink) !== undefined) return false;
+    if (this.#sinkOf(resource) !== undefined) return false;
     if (!this.#closed) this.#deliveredAtOnce(this.#lane(resource), resource, newest);
     return true;
   }
@@ -210,6 +210,11 @@ export class LifecycleEventEmitter {
     await this.#agent.close();
   }
 
+  /** Where a CR's events go: its own sink, else the emitter's; undefined: nowhere. */
+  #sinkOf(resource: OfferedResource): string | undefined {
+    return nonEmpty(resource.sink) ?? this.#sink;
+  }
+
   #lane(resource: OfferedResource): Lane {
     let lane = this.#lanes.get(resource.uid);
     if (lane === undefined) {
@@ -222,7 +227,7 @@ export class LifecycleEventEmitter {
     }
     lane.key = resource.key;
     lane.resource = resource;
-    const sink = nonEmpty(resource.sink) ?? this.#sink;
+    const sink = this.#sinkOf(resource);
     if (sink !== lane.sink) {
       lane.sink = sink;
       // A new sink gets the waiting event at once: it may take what the old one refused.
