@@ -7,11 +7,13 @@
 // 3. API writes and reads per transition in the steady state (the three spec-driven steps);
 // 4. spec change (patch sent; patch acknowledged) -> transition CloudEvent at a loopback receiver,
 //    p50/p99, one CR alone and 100 CRs moving at once; the p99 of the 100 against its floor (their spec
-//    patches and status updates at the raw rates measured right around it);
+//    patches and status updates at the raw rates measured right around it), OKT_BENCH_E2E_ROUNDS
+//    rounds, the round of median p99 against its floor reported;
 // 5. operator heap per watched CR after GC (what the operator holds: the heap with it against the heap
 //    after an operator on an empty namespace ran and stopped, in one process), at 1,000 and 5,000 CRs;
 // 6. scale-out: the multi-hop walk by one `okt run --shard 0/1` process (the median round of 8.), then by two shards;
-// 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches (pprof; needs `go`);
+// 7. with OKT_BENCH_E2E_PROFILE=1, where kube-apiserver's CPU goes during raw patches and during the
+//    like-for-like walks of okt run and the controller-runtime peer (pprof; needs `go`);
 // 8. more baselines for the multi-hop and chain walks: raw status patches of a minimal CR (a CRD of the
 //    bench's own whose status is one short string), and two peer operators of the Go module bench/peer
 //    walking as many new CRs Running -> End: a controller-runtime one written as kubebuilder users write
@@ -26,9 +28,9 @@
 // 9. the size of a CR at rest as etcd stores it (managedFields included), read from etcd itself.
 // At the end, the goal table of bench/goals.ts: each goal's figure of this run, met or not.
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
-// OKT_BENCH_E2E_ROUNDS (default 3: the rounds of 8.),
+// OKT_BENCH_E2E_ROUNDS (default 3: the rounds of 8. and of 4.),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
-// OKT_BENCH_E2E_PROFILE, OKT_BENCH_E2E_STATUS_FORMAT (default compact, the smallest: okt's walks and its
+// OKT_BENCH_E2E_PROFILE (and OKT_BENCH_E2E_PROFILE_OUT, a directory to keep the walks' profiles in), OKT_BENCH_E2E_STATUS_FORMAT (default compact, the smallest: okt's walks and its
 // raw baselines write status in it; 9. also walks one CR in each other format to compare its size).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -561,6 +563,8 @@ export interface OktRunFigures {
   sidecarRequestsPerTransition: number;
   /** Reconciles per spec-driven transition, every result, from the processes' /metrics (`okt_reconcile_total`), until settled. */
   reconcilesPerTransition: number;
+  /** 7. kube-apiserver's CPU profile of the walk's first WALK_PROFILE_SECONDS, when profiled. */
+  profile?: Buffer;
 }
 
 /** The HTTP requests of a settled walk, counted by the API server and the sidecar, not by the operator. */
@@ -583,7 +587,7 @@ async function requestsUntilSettled(bench: Plane, subject: Subject, before: { ap
  * processes, readiness seen by an informer of the bench: the like-for-like side of the peers' walks
  * (one shard), and scale-out (two). Each process serves /metrics on a free loopback port: its reconciles.
  */
-async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 } = {}): Promise<OktRunFigures> {
+async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0, profiled = false } = {}): Promise<OktRunFigures> {
   const namespace = roundNamespace(`e2e-okt-run-${shards}-${count}`, round);
   await createNamespace(bench.raw, namespace);
   const rawBefore = await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS);
@@ -618,6 +622,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 }
     const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
     const start = performance.now();
+    const profile = profiled ? apiServerProfileOf(bench, WALK_PROFILE_SECONDS) : undefined;
     ready = tracker.expect(names, 'End', timeoutMs);
     await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, crName(i)), { spec: { desiredState: 'End' } }));
     await ready;
@@ -649,6 +654,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0 }
       apiRequestsByKind: requests.byKind,
       sidecarRequestsPerTransition: requests.sidecar / transitions,
       reconcilesPerTransition: reconciled / transitions,
+      ...(profile && { profile: await profile }),
     };
   } finally {
     for (const operator of operators) operator.kill('SIGKILL');
@@ -706,6 +712,8 @@ export interface PeerFigures {
   /** Of `writes`, those of the spec-driven walk (after every CR was Ready at its first node). */
   steadyWrites: number;
   heapBytesPerOwnedObject: number;
+  /** 7. kube-apiserver's CPU profile of the walk's first WALK_PROFILE_SECONDS, when profiled. */
+  profile?: Buffer;
 }
 
 /** A running peer: one JSON answer per command line on its stdin. */
@@ -776,7 +784,7 @@ async function settledStats(peer: PeerProcess, updates: number): Promise<PeerSta
  * generation) seen by an informer of the bench. `objects`: the controller-runtime peer makes the
  * stack graph's three objects per CR (`--objects`).
  */
-export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binary: string, count: number, round: number, { route = MULTI_HOP, objects = false } = {}): Promise<PeerFigures> {
+export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binary: string, count: number, round: number, { route = MULTI_HOP, objects = false, profiled = false } = {}): Promise<PeerFigures> {
   const resource = subject.resource;
   const namespace = roundNamespace(`e2e-${objects ? 'objects-' : ''}${side.slug}-${count}`, round);
   await createNamespace(bench.raw, namespace);
@@ -838,6 +846,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
     const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
     const start = performance.now();
+    const profile = profiled ? apiServerProfileOf(bench, WALK_PROFILE_SECONDS) : undefined;
     for (const desired of route.steps) {
       ready = tracker.expect(names, desired, timeoutMs);
       await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(resource, namespace, crName(i)), { spec: { desiredState: desired } }));
@@ -883,6 +892,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
       writes: writesOf(statsAfter),
       steadyWrites: writesOf(statsAfter) - writesOf(statsBefore),
       heapBytesPerOwnedObject: withoutOwned === undefined ? NaN : (full.heapAlloc - withoutOwned.heapAlloc) / (OWNED_PER_CR * count),
+      ...(profile && { profile: await profile }),
     };
   } finally {
     await peer.stop();
@@ -936,8 +946,8 @@ interface LatencySamples {
  * patch sent (what a user waits) and from the patch answered (the change stored: what the operator can
  * act on; the rest of the wait is the API server's queue of the 100 edits themselves).
  */
-async function eventLatency(bench: Bench): Promise<{ alone: LatencySamples; together: LatencySamples }> {
-  const namespace = 'e2e-latency';
+async function eventLatency(bench: Bench, round: number): Promise<{ alone: LatencySamples; together: LatencySamples }> {
+  const namespace = roundNamespace('e2e-latency', round);
   await createNamespace(bench.raw, namespace);
   const sent = new Map<string, number>();
   const stored = new Map<string, number>();
@@ -995,6 +1005,26 @@ async function eventLatency(bench: Bench): Promise<{ alone: LatencySamples; toge
   }
 }
 
+/** 4. One round of the latency case and its floor, from the raw rates right before and right after it. */
+interface LatencyRound {
+  alone: LatencySamples;
+  together: LatencySamples;
+  rawPatch: number;
+  rawUpdate: number;
+  floorMs: number;
+  p99VsFloor: number;
+}
+
+async function latencyRound(bench: Bench, round: number): Promise<LatencyRound> {
+  const before = [await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS), await rawUpdateRate(bench.raw, bench.database, CONCURRENCY, SECONDS)] as const;
+  const { alone, together } = await eventLatency(bench, round);
+  const rawPatch = (before[0] + (await rawPatchRate(bench.raw, bench.database, CONCURRENCY, SECONDS))) / 2;
+  const rawUpdate = (before[1] + (await rawUpdateRate(bench.raw, bench.database, CONCURRENCY, SECONDS))) / 2;
+  const floorMs = latencyFloorMs(LATENCY_CRS, rawPatch, rawUpdate);
+  const p99 = percentile([...together.fromSent].sort((a, b) => a - b), 99);
+  return { alone, together, rawPatch, rawUpdate, floorMs, p99VsFloor: p99 / floorMs };
+}
+
 /** Cost centers of kube-apiserver 1.20 in a status patch of a CR: a label and the function whose cumulative share it is. */
 const API_SERVER_COST_CENTERS = [
   ['update', 'the whole update: read, patch, decode, validate, encode, write to etcd', 'etcd3.(*store).GuaranteedUpdate'],
@@ -1007,23 +1037,22 @@ const API_SERVER_COST_CENTERS = [
   ['watch_decode', 'watch: decoding each change coming back from etcd', 'etcd3.(*watchChan).transform'],
   ['gc', 'garbage collection', 'runtime.gcBgMarkWorker'],
 ] as const;
+type CostCenter = (typeof API_SERVER_COST_CENTERS)[number][0];
 
-/**
- * 7. A CPU profile of kube-apiserver (its /debug/pprof) while raw status patches run, read with
- * `go tool pprof`: the share of the API server's CPU in each cost center. Undefined without `go`.
- */
-async function apiServerProfile(bench: Bench, seconds: number): Promise<Record<string, number> | undefined> {
-  const go = await execFileAsync('go', ['version']).then(() => true, () => false);
-  if (!go) {
-    console.log('\nno `go` on PATH: no profile of the API server (provisioning installs it; see okt cluster provision)');
-    return undefined;
-  }
+/** Whether this run profiles kube-apiserver (7.): `go` on PATH reads the profiles. */
+const PROFILE = process.env.OKT_BENCH_E2E_PROFILE === '1';
+/** 7. The seconds of a like-for-like walk profiled from its first spec edit (shorter than the fastest walk of 1,000 CRs). */
+const WALK_PROFILE_SECONDS = 4;
+
+/** 7. A CPU profile of kube-apiserver (its /debug/pprof) over the next `seconds`. */
+function apiServerProfileOf(bench: Plane, seconds: number): Promise<Buffer> {
+  return bench.raw.get(`/debug/pprof/profile?seconds=${seconds}`);
+}
+
+/** The cumulative share of the API server's CPU in each cost center of a profile, read with `go tool pprof`. */
+async function costCenterShares(profile: Buffer): Promise<Map<CostCenter, number>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-pprof-'));
   try {
-    const [profile] = await Promise.all([
-      bench.raw.get(`/debug/pprof/profile?seconds=${seconds}`),
-      rawPatchRate(bench.raw, bench.database, CONCURRENCY, seconds + 1),
-    ]);
     const file = path.join(dir, 'kube-apiserver.pprof');
     writeFileSync(file, profile);
     const { stdout } = await execFileAsync('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=2000', file], { maxBuffer: 16 << 20 });
@@ -1033,18 +1062,57 @@ async function apiServerProfile(bench: Bench, seconds: number): Promise<Record<s
       const columns = line.trim().split(/\s+/);
       if (columns.length >= 6 && columns[4]?.endsWith('%')) cumShare.set(columns.slice(5).join(' '), Number.parseFloat(columns[4]) / 100);
     }
-    const shares: Record<string, number> = {};
-    const rows = API_SERVER_COST_CENTERS.map(([key, label, fn]) => {
-      const share = [...cumShare].find(([name]) => name.endsWith(fn))?.[1] ?? 0;
-      shares[`e2e.apiserver_cpu_share_${key}`] = fixed(share, 3);
-      return { 'cost center': label, 'share of the API server CPU': `${(share * 100).toFixed(1)}%` };
-    });
-    console.log(`\nkube-apiserver CPU during ${seconds} s of raw status patches (64 at once), by cost center (cumulative, they overlap):`);
-    console.table(rows);
-    return shares;
+    return new Map(API_SERVER_COST_CENTERS.map(([key, , fn]) => [key, [...cumShare].find(([name]) => name.endsWith(fn))?.[1] ?? 0]));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function hasGo(): Promise<boolean> {
+  const go = await execFileAsync('go', ['version']).then(() => true, () => false);
+  if (!go) console.log('\nno `go` on PATH: no profile of the API server (provisioning installs it; see okt cluster provision)');
+  return go;
+}
+
+/** 7. Where kube-apiserver's CPU goes while raw status patches run: the share of each cost center. */
+async function rawPatchProfile(bench: Bench, seconds: number): Promise<Record<string, number>> {
+  const [profile] = await Promise.all([apiServerProfileOf(bench, seconds), rawPatchRate(bench.raw, bench.database, CONCURRENCY, seconds + 1)]);
+  const shares = await costCenterShares(profile);
+  const figures: Record<string, number> = {};
+  const rows = API_SERVER_COST_CENTERS.map(([key, label]) => {
+    const share = shares.get(key) ?? 0;
+    figures[`e2e.apiserver_cpu_share_${key}`] = fixed(share, 3);
+    return { 'cost center': label, 'share of the API server CPU': `${(share * 100).toFixed(1)}%` };
+  });
+  console.log(`\nkube-apiserver CPU during ${seconds} s of raw status patches (64 at once), by cost center (cumulative, they overlap):`);
+  console.table(rows);
+  return figures;
+}
+
+/**
+ * 7. Where kube-apiserver's CPU per transition goes in the like-for-like walks, okt run's against the
+ * controller-runtime peer's: each cost center's share of its walk's profile times the walk's API
+ * server CPU per transition (ms), and okt's extra.
+ */
+async function walkProfiles(okt: { apiServerCpuMsPerTransition: number; profile?: Buffer }, peer: { apiServerCpuMsPerTransition: number; profile?: Buffer }): Promise<Record<string, number>> {
+  if (okt.profile === undefined || peer.profile === undefined) return {};
+  const out = process.env.OKT_BENCH_E2E_PROFILE_OUT;
+  if (out !== undefined) {
+    writeFileSync(path.join(out, 'okt-run.pprof'), okt.profile);
+    writeFileSync(path.join(out, 'cr-peer.pprof'), peer.profile);
+  }
+  const [oktShares, peerShares] = await Promise.all([costCenterShares(okt.profile), costCenterShares(peer.profile)]);
+  const figures: Record<string, number> = {};
+  const rows = API_SERVER_COST_CENTERS.map(([key, label]) => {
+    const oktMs = (oktShares.get(key) ?? 0) * okt.apiServerCpuMsPerTransition;
+    const peerMs = (peerShares.get(key) ?? 0) * peer.apiServerCpuMsPerTransition;
+    figures[`e2e.okt_run_apiserver_cpu_ms_${key}`] = fixed(oktMs, 3);
+    figures[`e2e.cr_peer_apiserver_cpu_ms_${key}`] = fixed(peerMs, 3);
+    return { 'cost center': label, 'okt run ms': fixed(oktMs, 3), 'controller-runtime peer ms': fixed(peerMs, 3), 'okt extra ms': fixed(oktMs - peerMs, 3) };
+  });
+  console.log(`\nkube-apiserver CPU per transition of the like-for-like walks by cost center (each walk's first ${WALK_PROFILE_SECONDS} s profiled; share x its CPU per transition; cumulative, they overlap):`);
+  console.table(rows);
+  return figures;
 }
 
 function allDelivered(operator: RunningOperator): boolean {
@@ -1157,7 +1225,12 @@ export const fixed = (n: number, digits = 0) => Number(n.toFixed(digits));
 
 /** The round of median transitions/s (of an even count, the upper of the two middle ones). */
 export function medianRound<T extends { perSecond: number }>(rounds: readonly T[]): T {
-  const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
+  return medianBy(rounds, (round) => round.perSecond);
+}
+
+/** The round of median `figure` (of an even count, the upper of the two middle ones). */
+function medianBy<T>(rounds: readonly T[], figure: (round: T) => number): T {
+  const sorted = [...rounds].sort((a, b) => figure(a) - figure(b));
   const median = sorted[Math.floor(sorted.length / 2)];
   if (median === undefined) throw new Error('no round to take the median of');
   return median;
@@ -1204,7 +1277,8 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.raw_patch_serial_per_s'] = fixed(rawSerial);
     const sidecarOps = await sidecarRate(database.sidecar, SIDECAR_OPERATIONS);
     // 7.
-    if (process.env.OKT_BENCH_E2E_PROFILE === '1') Object.assign(figures, await apiServerProfile(bench, 10));
+    const profiled = PROFILE && (await hasGo());
+    if (profiled) Object.assign(figures, await rawPatchProfile(bench, 10));
     figures['e2e.sidecar_noop_operations_per_s'] = fixed(sidecarOps);
 
     // 2. and 3.
@@ -1232,8 +1306,8 @@ export async function run(): Promise<Record<string, number>> {
     const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
       async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length, settle: true })),
-      async () => void oktRunRounds.push(await oktRunWalk(bench, hopCount, { round: oktRunRounds.length })),
-      ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, database, peer, peerBinaries.get(peer)!, hopCount, rounds.length))),
+      async () => void oktRunRounds.push(await oktRunWalk(bench, hopCount, { round: oktRunRounds.length, profiled })),
+      ...[...peerRounds].map(([peer, rounds]) => async () => void rounds.push(await peerWalk(bench, database, peer, peerBinaries.get(peer)!, hopCount, rounds.length, { profiled: profiled && peer === CONTROLLER_RUNTIME_PEER }))),
     ];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < sides.length; i++) await sides[(round + i) % sides.length]!();
@@ -1309,6 +1383,7 @@ export async function run(): Promise<Record<string, number>> {
     console.log('API requests per transition by verb and resource (the bench\'s spec edits taken out of the PATCHes)');
     const kinds = [...new Set(likeForLike.flatMap(({ run }) => Object.keys(run.apiRequestsByKind)))].sort();
     console.table(kinds.map((kind) => ({ request: kind, ...Object.fromEntries(likeForLike.map(({ side, run }) => [side, fixed((run.apiRequestsByKind[kind] ?? 0) / (run.crs * MULTI_HOP.transitions), 3)])) })));
+    Object.assign(figures, await walkProfiles(oktRun, crPeerRun));
     console.log(`okt run's write bound around its walk: 1/(0.5/${oktRun.raw.toFixed(0)} raw patches/s + 1/${oktRun.rawUpdate.toFixed(0)} raw updates/s) = ${writeBound.toFixed(1)} transitions/s; the walk reached ${(oktRun.perSecond / writeBound).toFixed(3)} of it`);
     // Many transitions per spec edit: the chain.
     const line = await walk(bench, chain, Math.min(1000, Math.max(...SIZES)), CHAIN, { minimal: true });
@@ -1366,17 +1441,18 @@ export async function run(): Promise<Record<string, number>> {
       'failed reconciles': w.errors,
     })));
 
-    // 4., its floor from the raw rates right before and right after it.
-    const latencyRawBefore = [await rawPatchRate(raw, database, CONCURRENCY, SECONDS), await rawUpdateRate(raw, database, CONCURRENCY, SECONDS)] as const;
-    const { alone, together } = await eventLatency(bench);
-    const latencyRawPatch = (latencyRawBefore[0] + (await rawPatchRate(raw, database, CONCURRENCY, SECONDS))) / 2;
-    const latencyRawUpdate = (latencyRawBefore[1] + (await rawUpdateRate(raw, database, CONCURRENCY, SECONDS))) / 2;
+    // 4., ROUNDS times, each round's floor from the raw rates right before and right after it; the
+    // figures are those of the round of median p99 against its floor (the machine's load drifts).
+    const latencyRounds: LatencyRound[] = [];
+    for (let round = 0; round < ROUNDS; round++) latencyRounds.push(await latencyRound(bench, round));
+    const latency = medianBy(latencyRounds, (round) => round.p99VsFloor);
+    const { alone, together, floorMs } = latency;
     const ascending = (xs: number[]) => xs.sort((a, b) => a - b);
     const latencyRows = [
       ['one CR alone', 'patch sent', ascending(alone.fromSent)], ['one CR alone', 'patch answered', ascending(alone.fromStored)],
       [`${LATENCY_CRS} CRs at once`, 'patch sent', ascending(together.fromSent)], [`${LATENCY_CRS} CRs at once`, 'patch answered', ascending(together.fromStored)],
     ] as const;
-    console.log('\nspec change -> transition CloudEvent at a loopback receiver (ms)');
+    console.log(`\nspec change -> transition CloudEvent at a loopback receiver (ms), the round of median p99 against its floor (${ROUNDS} rounds: ${latencyRounds.map((r) => r.p99VsFloor.toFixed(3)).join(', ')})`);
     console.table(latencyRows.map(([label, from, xs]) => ({ case: label, from, samples: xs.length, p50: fixed(percentile(xs, 50), 1), p99: fixed(percentile(xs, 99), 1), max: fixed(xs.at(-1) ?? NaN, 1) })));
     figures['events.latency_p50_ms'] = fixed(percentile(together.fromSent, 50), 1);
     figures['events.latency_p99_ms'] = fixed(percentile(together.fromSent, 99), 1);
@@ -1384,10 +1460,9 @@ export async function run(): Promise<Record<string, number>> {
     figures['events.latency_stored_p99_ms'] = fixed(percentile(together.fromStored, 99), 1);
     figures['events.latency_alone_p50_ms'] = fixed(percentile(alone.fromSent, 50), 1);
     figures['events.latency_alone_p99_ms'] = fixed(percentile(alone.fromSent, 99), 1);
-    const floorMs = latencyFloorMs(LATENCY_CRS, latencyRawPatch, latencyRawUpdate);
     figures['events.latency_floor_ms'] = fixed(floorMs, 1);
-    figures['e2e.latency_p99_vs_floor_ratio'] = fixed(percentile(together.fromSent, 99) / floorMs, 3);
-    console.log(`the floor of ${LATENCY_CRS} CRs at once: ${LATENCY_CRS} spec patches at ${latencyRawPatch.toFixed(0)} raw patches/s and ${LATENCY_CRS} status updates at ${latencyRawUpdate.toFixed(0)} raw updates/s (measured right around the latency walk) = ${floorMs.toFixed(0)} ms; p99 from the patch sent ${(percentile(together.fromSent, 99) / floorMs).toFixed(3)} of it`);
+    figures['e2e.latency_p99_vs_floor_ratio'] = fixed(latency.p99VsFloor, 3);
+    console.log(`the floor of ${LATENCY_CRS} CRs at once: ${LATENCY_CRS} spec patches at ${latency.rawPatch.toFixed(0)} raw patches/s and ${LATENCY_CRS} status updates at ${latency.rawUpdate.toFixed(0)} raw updates/s (measured right around that round) = ${floorMs.toFixed(0)} ms; p99 from the patch sent ${latency.p99VsFloor.toFixed(3)} of it`);
 
     // 5.
     const reader = await KubeTransport.fromKubeConfig(kc);
