@@ -1,0 +1,55 @@
+// The packed status format: the compact status with what only okt reads held in one string,
+// `status.packed`. The API server's cost of a write grows with the number of fields of the object far
+// more than with its bytes (it decodes, validates, tracks and encodes each): the same bytes as one
+// string cost it about what a status of a few fields does (docs/benchmarks.md). What kubectl and its
+// users read stays a field of its own: the state, the conditions with their generations (`kubectl
+// wait`), the printer columns' path summary and graph revision.
+//
+// The string is the JSON of the fields it holds with `"` and `'` swapped, so that the CR's JSON needs
+// no escape for its quotes; the swap is its own inverse, so reading it back is exact.
+
+import { PACKED_FIELD, UNPACKED_FIELDS } from '../../../kube/status-format.ts';
+
+type Json = Record<string, unknown>;
+
+const UNPACKED: ReadonlySet<string> = new Set(UNPACKED_FIELDS);
+
+/** Whether a status as stored is in the packed format. */
+export function isPackedStatus(raw: unknown): raw is Json & { packed: string } {
+  return isRecord(raw) && typeof raw[PACKED_FIELD] === 'string';
+}
+
+/** `status` (a status as compact or lean writes it) with every field but UNPACKED_FIELDS in `packed`. */
+export function packStatus(status: Json): Json {
+  // A field of that name from another writer would be lost in the reading back: such a status stays as it is.
+  if (PACKED_FIELD in status) return status;
+  const kept: Json = {};
+  const rest: Json = {};
+  for (const [key, value] of Object.entries(status)) (UNPACKED.has(key) ? kept : rest)[key] = value;
+  return { ...kept, [PACKED_FIELD]: swapQuotes(JSON.stringify(rest)) };
+}
+
+/**
+ * A status as stored with its `packed` fields read back among the others (a field beside the string
+ * wins: it was written later, by another writer); any other status, or a string that is no packed
+ * object (edited by hand), as it is.
+ */
+export function unpackStatus(raw: unknown): unknown {
+  if (!isPackedStatus(raw)) return raw;
+  const { [PACKED_FIELD]: packed, ...fields } = raw;
+  let rest: unknown;
+  try {
+    rest = JSON.parse(swapQuotes(packed));
+  } catch {
+    return raw;
+  }
+  return isRecord(rest) ? { ...rest, ...fields } : raw;
+}
+
+function swapQuotes(text: string): string {
+  return text.replace(/["']/g, (quote) => (quote === '"' ? "'" : '"'));
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
