@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fateOf, loadGraph, paramsSchema, requiredNodeParams, strandedReason, type Graph } from '../graph/index.ts';
 import { lifecycleSpecSchema, lifecycleStatusSchema, SIDECAR_URL_PATTERN } from './lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from './unknown-status-fields.ts';
-import { COMPACT_EVENT_MARKS, COMPACT_OPTIONAL_FIELDS, DEFAULT_STATUS_FORMAT, STATUS_FORMAT_ANNOTATION, type StatusFormat } from './status-format.ts';
+import { COMPACT_EVENT_MARKS, COMPACT_OPTIONAL_FIELDS, DEFAULT_STATUS_FORMAT, PACKED_FIELD, STATUS_FORMAT_ANNOTATION, UNPACKED_FIELDS, type StatusFormat } from './status-format.ts';
 
 /** Where a graph's custom resource lives in the API. */
 export interface CrdNames {
@@ -109,7 +109,13 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   // A CR whose spec the operator cannot read gets a status of conditions only (InvalidSpec): the server
   // must take it. The operator's own parse still requires every field of a status that has a state.
   delete status.required;
-  if (n.statusFormat === 'compact') leaveOptionalForCompact(status);
+  if (n.statusFormat === 'compact' || n.statusFormat === 'packed') leaveOptionalForCompact(status);
+  if (n.statusFormat === 'packed') {
+    (status.properties as Record<string, JsonSchema>)[PACKED_FIELD] = {
+      type: 'string',
+      description: `The packed status format: every field of the compact status but ${UNPACKED_FIELDS.join(', ')}, as JSON with " and ' swapped (docs/operator.md, "Status formats").`,
+    };
+  }
   preserveUnknownStatusFields(status);
   const conditions = (status.properties as Record<string, JsonSchema>).conditions!;
   conditions['x-kubernetes-list-type'] = 'map';

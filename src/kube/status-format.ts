@@ -3,10 +3,11 @@
 import { COMMAND_SUCCEEDED_MESSAGE, MODULE_SUCCEEDED_MESSAGE } from '../sidecar-client/protocol.ts';
 
 /**
- * `full`: every condition and operation field, as since the first version. `lean` and `compact` (lean's
- * fields, those the rest of the status says left out): see docs/operator.md.
+ * `full`: every condition and operation field, as since the first version. `lean`, `compact` (lean's
+ * fields, those the rest of the status says left out) and `packed` (compact, what only okt reads in
+ * one string): see docs/operator.md.
  */
-export const STATUS_FORMATS = ['full', 'lean', 'compact'] as const;
+export const STATUS_FORMATS = ['full', 'lean', 'compact', 'packed'] as const;
 export type StatusFormat = (typeof STATUS_FORMATS)[number];
 export const DEFAULT_STATUS_FORMAT: StatusFormat = 'full';
 
@@ -46,3 +47,9 @@ export const COMPACT_OPTIONAL_FIELDS: Readonly<Record<string, readonly string[]>
   cycleBrake: ['generation', 'turns', 'at'],
   emitted: ['desired', 'time'],
 };
+
+/** The field of a packed status that holds, as one string, every field but UNPACKED_FIELDS. */
+export const PACKED_FIELD = 'packed';
+
+/** The fields a packed status keeps as fields: what kubectl reads (`kubectl wait`, the printer columns). */
+export const UNPACKED_FIELDS = ['state', 'observedGeneration', 'conditions', 'pathSummary', 'graphRevision'] as const;

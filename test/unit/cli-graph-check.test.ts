@@ -102,7 +102,7 @@ describe('checkGraph', () => {
     expect(check(v2, [], crdOf(v1)).crd.command).toBe('okt crd v2.ts --group okt.dev --version v1alpha1 --kind Database | kubectl apply -f -');
     const unknown = crdOf(v1);
     unknown.metadata!.annotations!['okt.dev/status-format'] = 'slim';
-    expect(() => check(v2, [], unknown)).toThrow('CRD databases.okt.dev: okt.dev/status-format: "slim" is not a status format okt knows (full, lean, compact)');
+    expect(() => check(v2, [], unknown)).toThrow('CRD databases.okt.dev: okt.dev/status-format: "slim" is not a status format okt knows (full, lean, compact, packed)');
   });
 });
 

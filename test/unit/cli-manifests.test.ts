@@ -130,7 +130,7 @@ describe('generateManifests', () => {
     expect(full.find((d) => d.kind === 'CustomResourceDefinition')!.metadata.annotations[STATUS_FORMAT_ANNOTATION]).toBeUndefined();
     expect(full.at(-1)!.spec.template.spec.containers[0].args).not.toContain('--status-format');
     expect(() => generateManifests([{ graph: databaseGraph, names: lean }, { graph: databaseGraph, names: { ...names, kind: 'Other' } }], options)).toThrow(/Other has the full status format, Database the lean one/);
-    expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean, compact)');
+    expect(() => statusFormatOf({ [STATUS_FORMAT_ANNOTATION]: 'tiny' })).toThrow('okt.dev/status-format: "tiny" is not a status format okt knows (full, lean, compact, packed)');
   });
 
   it('gives the compact status format to the CRD and to `okt run`; its CRD does not require what compact leaves out, lean\'s does, and has the marks of compact events', () => {

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { createLifecycleModel, step, type SeenOperation, type SidecarRefusal, type SidecarView, type StepEffects } from '../../src/controller/lifecycle/step.ts';
 import { parseStatus } from '../../src/controller/lifecycle/parse-status.ts';
-import { encodeCompact, isCompactStatus } from '../../src/controller/lifecycle/status/compact-format.ts';
+import { encodeStatus, storedEncodingOf, type StoredEncoding } from '../../src/controller/lifecycle/status/encoding.ts';
 import { findCondition } from '../../src/kube/conditions.ts';
 import type { LifecycleSpec, LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import type { StatusFormat } from '../../src/kube/status-format.ts';
@@ -23,8 +23,8 @@ class Stored {
   generation: number;
   spec: LifecycleSpec;
   status: LifecycleStatus;
-  /** Whether the status is held in the compact format (the reconciler tells the step). */
-  storedCompact: boolean;
+  /** The encoding the status is held in (the reconciler tells the step). */
+  storedEncoding: StoredEncoding;
   readonly format: StatusFormat;
   clock = 0;
   constructor(stored: StoredResource, format: StatusFormat) {
@@ -34,7 +34,7 @@ class Stored {
     this.generation = stored.generation;
     this.spec = stored.spec;
     this.status = status;
-    this.storedCompact = isCompactStatus(stored.status);
+    this.storedEncoding = storedEncodingOf(stored.status);
   }
 
   edit(change: Partial<LifecycleSpec>): void {
@@ -53,11 +53,11 @@ class Stored {
       now: new Date(Date.UTC(2026, 0, 2, 0, 0, this.clock++)).toISOString(),
       outboxLimit: 64,
       statusFormat: this.format,
-      storedCompact: this.storedCompact,
+      storedEncoding: this.storedEncoding,
     });
     if (effects.status !== undefined) {
       this.status = JSON.parse(JSON.stringify(effects.status)) as LifecycleStatus;
-      this.storedCompact = this.format === 'compact' && isCompactStatus(encodeCompact(this.status, 'uid-1'));
+      this.storedEncoding = storedEncodingOf(encodeStatus(this.status, 'uid-1', this.format));
     }
     return effects;
   }

@@ -25,7 +25,8 @@ import { ReconcileTelemetry } from './telemetry.ts';
 import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseStatus } from './parse-status.ts';
-import { encodeCompact, expandStatus, isCompactStatus } from './status/compact-format.ts';
+import { expandStatus } from './status/compact-format.ts';
+import { encodeStatus, storedEncodingOf } from './status/encoding.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION, modelOfRevision } from './model.ts';
 import { NodeObjects, type LifecycleObject, type LookRender } from './objects/node-objects.ts';
@@ -321,7 +322,7 @@ export class LifecycleController {
       outboxLimit: this.#options.outboxLimit ?? 64,
       teardownGraceMs: this.#options.teardownGraceMs ?? DEFAULT_TEARDOWN_GRACE_MS,
       statusFormat: this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT,
-      storedCompact: isCompactStatus(obj.status),
+      storedEncoding: storedEncodingOf(obj.status),
       ...(refusal === undefined ? {} : { startRefused: refusal }),
       ...(objects === undefined ? {} : { objects }),
       ...deliveryProblem(events, uid),
@@ -504,7 +505,7 @@ export class LifecycleController {
     // Other writers' fields are matched against the status as okt reads it (a compact one expanded).
     const uid = obj.metadata.uid ?? '';
     const status = statusToWrite(expandStatus(obj.status, uid), next);
-    const stored = this.#options.statusFormat === 'compact' && 'state' in status ? encodeCompact(status as LifecycleStatus, uid) : status;
+    const stored = 'state' in status ? encodeStatus(status as LifecycleStatus, uid, this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT) : status;
     const body = { ...obj, apiVersion: this.#apiVersion, kind: this.#options.resource.kind, status: stored };
     return this.#ownWrites.write(obj, () => this.#options.transport.replace<LifecycleObject>(this.#options.resource, namespace, name, body, {
       resourceVersion: obj.metadata.resourceVersion ?? '',

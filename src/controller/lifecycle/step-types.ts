@@ -6,6 +6,7 @@ import type { Condition } from '../../kube/conditions.ts';
 import type { LifecycleSpec, LifecycleStatus, OperationStatus } from '../../kube/lifecycle-resource.ts';
 import type { StatusFormat } from '../../kube/status-format.ts';
 import type { NodeReadiness, ObjectRef } from './objects/readiness.ts';
+import type { StoredEncoding } from './status/encoding.ts';
 
 /** The graph of a controller with its planner (both precompute their tables once), and the earlier revisions it still serves. */
 export interface LifecycleModel {
@@ -110,8 +111,8 @@ export interface StepInput {
   teardownGraceMs?: number;
   /** The shape status is written in (its CRD version's). Default: full. */
   statusFormat?: StatusFormat;
-  /** The status as stored is in the compact format (read expanded): another format rewrites it, as it would a status of full or lean. */
-  storedCompact?: boolean;
+  /** The encoding of the status as stored (read expanded): a format that would store it otherwise rewrites it. Default: plain. */
+  storedEncoding?: StoredEncoding;
   /** The readiness of the objects the graph makes at `node` (read while an action of that node waits to start); absent: not read. */
   objects?: { node: string; readiness: NodeReadiness; objects?: readonly ObjectRef[] };
 }

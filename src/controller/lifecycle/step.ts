@@ -160,7 +160,7 @@ function startTurn(given: StepInput, status: LifecycleStatus | undefined): Turn 
   // The revision the resource is driven on: the operator's, or (Manual policy) the earlier one it stays on.
   const { model, migration } = servedMigration(given.model, recordedPosition(given.model.graph, stored, resource.spec, howDriven(given)));
   const input: StepInput = { ...given, model };
-  const work = new StatusDraft(stored, status === undefined, resource, now, model.graph, input.delivered, input.statusFormat ?? DEFAULT_STATUS_FORMAT, input.storedCompact ?? false);
+  const work = new StatusDraft(stored, status === undefined, resource, now, model.graph, input.delivered, input.statusFormat ?? DEFAULT_STATUS_FORMAT, input.storedEncoding ?? 'plain');
   work.desired = stored.state;
   if (migration.kind !== 'stranded') {
     work.onRevision = migration.kind === 'current';

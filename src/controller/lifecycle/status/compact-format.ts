@@ -12,6 +12,7 @@ import { REASONS, READY } from '../reasons.ts';
 import { renderPath } from '../../../machine/index.ts';
 import { isOktCondition } from './conditions.ts';
 import { operationId } from './operation.ts';
+import { unpackStatus } from './packed-format.ts';
 
 type Json = Record<string, unknown>;
 
@@ -49,8 +50,9 @@ export function encodeCompact(status: LifecycleStatus, uid: string): Json {
   return candidate !== undefined && isDeepStrictEqual(expandStatus(candidate, uid), status) ? candidate : (status as unknown as Json);
 }
 
-/** A status as stored, in any format, as okt reads it: a compact one expanded to its lean status; any other as it is. */
-export function expandStatus(raw: unknown, uid: string): unknown {
+/** A status as stored, in any format, as okt reads it: a packed one unpacked, a compact one expanded to its lean status; any other as it is. */
+export function expandStatus(input: unknown, uid: string): unknown {
+  const raw = unpackStatus(input);
   if (!isCompactStatus(raw)) return raw;
   const stored = raw as Json;
   const state = stored.state as string;

@@ -15,7 +15,7 @@ import { releasedBrake } from '../cycle-brake.ts';
 import type { ResourceView, SidecarView, StepEffects, StepInput } from '../step-types.ts';
 import { judgedAt } from './conditions.ts';
 import { inStatusFormat } from './lean-format.ts';
-import { encodeCompact, isCompactStatus } from './compact-format.ts';
+import { encodeStatus, storedEncodingOf, type StoredEncoding } from './encoding.ts';
 
 export class StatusDraft {
   readonly status: LifecycleStatus;
@@ -35,9 +35,9 @@ export class StatusDraft {
   /** The events of this write. */
   readonly #added: OutboxEntry[] = [];
   readonly #format: StatusFormat;
-  readonly #storedCompact: boolean;
+  readonly #storedEncoding: StoredEncoding;
 
-  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number, format: StatusFormat, storedCompact: boolean) {
+  constructor(stored: LifecycleStatus, firstSight: boolean, resource: ResourceView, now: string, graph: Graph, delivered: number, format: StatusFormat, storedEncoding: StoredEncoding) {
     this.stored = stored;
     this.#firstSight = firstSight;
     this.resource = resource;
@@ -48,7 +48,7 @@ export class StatusDraft {
     this.graph = graph;
     this.#undelivered = stored.sequence > delivered ? statusEvents(stored, graph.name).filter((e) => e.sequence > delivered) : [];
     this.#format = format;
-    this.#storedCompact = storedCompact;
+    this.#storedEncoding = storedEncoding;
   }
 
   stall(reason: string, message: string): StepEffects {
@@ -77,10 +77,9 @@ export class StatusDraft {
     return { status: this.pruned(formatted) };
   }
 
-  /** The status is stored as this format writes `formatted` (compact or not: the rest is what the comparison says). */
+  /** The status is stored in the encoding this format writes `formatted` in (the rest is what the comparison says). */
   #storedAsWritten(formatted: LifecycleStatus): boolean {
-    const compact = this.#format === 'compact' && isCompactStatus(encodeCompact(formatted, this.resource.uid));
-    return compact === this.#storedCompact;
+    return storedEncodingOf(encodeStatus(formatted, this.resource.uid, this.#format)) === this.#storedEncoding;
   }
 
   /** Delivered events leave the status on a write that is due anyway (no write of their own); this write's are kept short. */
