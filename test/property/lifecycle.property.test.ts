@@ -5,6 +5,8 @@ import type { Graph } from '../../src/graph/index.ts';
 import type { StepEffects } from '../../src/controller/lifecycle/step.ts';
 import { inStatusFormat } from '../../src/controller/lifecycle/status/lean-format.ts';
 import { isCompactStatus } from '../../src/controller/lifecycle/status/compact-format.ts';
+import { isPackedStatus, unpackStatus } from '../../src/controller/lifecycle/status/packed-format.ts';
+import { PACKED_FIELD, STATUS_FORMATS, UNPACKED_FIELDS } from '../../src/kube/status-format.ts';
 import { graphArb } from '../fixtures/graph-arbitrary.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import { fcRuns } from '../fixtures/fast-check.ts';
@@ -222,9 +224,36 @@ describe('lifecycle step promises under a misbehaving world', () => {
     );
   });
 
+  test('the packed format is an encoding of compact: in the same world, packed and compact take the same steps, emit the same events and write as often; every status the engine writes is stored with only what kubectl reads beside the packed string, and read back as exactly the lean one', () => {
+    fc.assert(
+      fc.property(worldArb, (world) => {
+        const compact = worldSim(world);
+        compact.statusFormat = 'compact';
+        const packed = worldSim(world);
+        packed.statusFormat = 'packed';
+        for (const [i, fault] of world.faults.entries()) {
+          const compactEffects = reconcileUnder(compact, fault, i);
+          const packedEffects = reconcileUnder(packed, fault, i);
+          expect(packedEffects).toEqual(compactEffects);
+          expect(packed.status).toEqual(compact.status);
+          expect(packed.events).toEqual(compact.events);
+          if (packed.stored === undefined) continue;
+          const stored = JSON.parse(packed.stored) as Record<string, unknown>;
+          if (!('state' in stored)) continue;
+          expect(isPackedStatus(stored), packed.stored).toBe(true);
+          expect(Object.keys(stored).filter((key) => key !== PACKED_FIELD && !(UNPACKED_FIELDS as readonly string[]).includes(key)), packed.stored).toEqual([]);
+          expect(unpackStatus(stored)).toEqual(JSON.parse(compact.stored!));
+        }
+        expect([...packed.started]).toEqual([...compact.started]);
+        expect(packed.writes).toBe(compact.writes);
+      }),
+      { numRuns: fcRuns(1000) },
+    );
+  });
+
   test('in either format, every condition okt writes carries the generation its write was judged at, and a condition whose status stays keeps its lastTransitionTime', () => {
     fc.assert(
-      fc.property(worldArb, fc.constantFrom('full' as const, 'lean' as const, 'compact' as const), (world, format) => {
+      fc.property(worldArb, fc.constantFrom(...STATUS_FORMATS), (world, format) => {
         const sim = worldSim(world);
         sim.statusFormat = format;
         for (const [i, fault] of world.faults.entries()) {

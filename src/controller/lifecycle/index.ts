@@ -2,6 +2,7 @@ export { step, READY, RECONCILING, STALLED, REASONS } from './step.ts';
 export { operationId } from './status/operation.ts';
 export { unreadable } from './status/conditions.ts';
 export { expandStatus, isCompactStatus } from './status/compact-format.ts';
+export { isPackedStatus } from './status/packed-format.ts';
 export type { StepInput, StepEffects, SidecarView, ResourceView, InvalidStatus, LifecycleModel } from './step-types.ts';
 export { LifecycleController } from './reconciler.ts';
 export type { LifecycleControllerOptions, LifecycleEvents, LifecycleResourceRef, EventResource } from './reconciler.ts';
