@@ -30,8 +30,8 @@
 // Knobs: OKT_BENCH_E2E_SIZES (default "100,1000,5000"), OKT_BENCH_E2E_MEMORY (default "1000,5000"),
 // OKT_BENCH_E2E_ROUNDS (default 3: the rounds of 8. and of 4.),
 // OKT_BENCH_E2E_WORKERS / OKT_BENCH_E2E_CONNECTIONS (the operator's settings), OKT_BENCH_SECONDS,
-// OKT_BENCH_E2E_PROFILE (and OKT_BENCH_E2E_PROFILE_OUT, a directory to keep the walks' profiles in), OKT_BENCH_E2E_STATUS_FORMAT (default compact, the smallest: okt's walks and its
-// raw baselines write status in it; 9. also walks one CR in each other format to compare its size).
+// OKT_BENCH_E2E_PROFILE (and OKT_BENCH_E2E_PROFILE_OUT, a directory to keep the walks' profiles in), OKT_BENCH_E2E_STATUS_FORMAT (default packed, the cheapest for the API server: okt's walks and
+// its raw baselines write status in it; 9. also walks one CR in each other format to compare its size).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,7 +51,8 @@ import { createPlanner } from '../src/plan/index.ts';
 import { createLogger, Informer } from '../src/controller/index.ts';
 import { startOperator, type LifecycleResourceRef, type RunningOperator } from '../src/controller/lifecycle/index.ts';
 import { createLifecycleModel, step } from '../src/controller/lifecycle/step.ts';
-import { encodeCompact, expandStatus } from '../src/controller/lifecycle/status/compact-format.ts';
+import { expandStatus } from '../src/controller/lifecycle/status/compact-format.ts';
+import { encodeStatus } from '../src/controller/lifecycle/status/encoding.ts';
 import { freePorts } from '../src/net/free-ports.ts';
 import { LIFECYCLE_EVENT_TYPES, createLifecycleEventReceiver, type LifecycleEvent } from '../src/events/index.ts';
 import { generateCrd } from '../src/kube/crd.ts';
@@ -149,7 +150,7 @@ const MEMORY_SIZES = numbers(process.env.OKT_BENCH_E2E_MEMORY ?? '1000,5000');
 export const ROUNDS = Number(process.env.OKT_BENCH_E2E_ROUNDS ?? 3);
 const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
-const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'compact', 'OKT_BENCH_E2E_STATUS_FORMAT');
+const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'packed', 'OKT_BENCH_E2E_STATUS_FORMAT');
 const LATENCY_CRS = 100;
 const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
@@ -257,8 +258,8 @@ function transitionStatus(subject: Subject): LifecycleStatus {
     statusFormat: STATUS_FORMAT,
   });
   const status = effects.status as LifecycleStatus;
-  // What the reconciler stores: compact is an encoding of the step's status at the API boundary.
-  return STATUS_FORMAT === 'compact' ? (encodeCompact(status, TRANSITION_UID) as unknown as LifecycleStatus) : status;
+  // What the reconciler stores: compact and packed are encodings of the step's status at the API boundary.
+  return encodeStatus(status, TRANSITION_UID, STATUS_FORMAT) as LifecycleStatus;
 }
 
 /** 1. Status merge patches per second to the subject's raw CRs, `loops` loops each on its own CR, for `seconds`. */
