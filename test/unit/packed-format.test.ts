@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
 import { expandStatus } from '../../src/controller/lifecycle/status/compact-format.ts';
@@ -5,7 +6,8 @@ import { encodeStatus, storedEncodingOf } from '../../src/controller/lifecycle/s
 import { isPackedStatus, packStatus, unpackStatus } from '../../src/controller/lifecycle/status/packed-format.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
 import { PACKED_FIELD, STATUS_FORMAT_ANNOTATION, UNPACKED_FIELDS } from '../../src/kube/status-format.ts';
-import { lifecycleStatusSchema } from '../../src/kube/lifecycle-resource.ts';
+import { lifecycleStatusSchema, type LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
+import { UNKNOWN_FIELDS_KEPT } from '../../src/kube/unknown-status-fields.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
 import * as okt from '../../src/index.ts';
 
@@ -20,6 +22,11 @@ function walked(format: 'compact' | 'packed'): LifecycleSim {
   }
   return sim;
 }
+
+/** As the API server keeps it: JSON. */
+const asStored = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+/** The fields in a packed status's string, read as docs/operator.md says: `"` and `'` swapped, JSON. */
+const inString = (stored: Record<string, unknown>) => JSON.parse((stored[PACKED_FIELD] as string).replace(/["']/g, (q) => (q === '"' ? "'" : '"'))) as Record<string, unknown>;
 
 describe('the packed status format', () => {
   test('a walked CR at rest: what kubectl reads stays fields of their own, the rest is one string with no escaped quote, and the reader rebuilds the lean status exactly', () => {
@@ -67,13 +74,37 @@ describe('the packed status format', () => {
   });
 
   test("another writer's fields: one beside the string is kept and wins; a status with a field of the string's name stays unpacked; a string edited into no object is left as it is", () => {
-    const stored = { ...packStatus({ state: 'Running', conditions: [], sequence: 3, tool: 'a' }), tool: 'b' };
-    expect(unpackStatus(stored)).toEqual({ state: 'Running', conditions: [], sequence: 3, tool: 'b' });
+    const stored = { ...packStatus({ state: 'Running', conditions: [], sequence: 3, tool: 'a' }), sequence: 4, tool: 'b' };
+    expect(unpackStatus(stored)).toEqual({ state: 'Running', conditions: [], sequence: 4, tool: 'b' });
     const theirs = { state: 'Running', conditions: [], [PACKED_FIELD]: 'theirs' };
     expect(packStatus(theirs)).toBe(theirs);
     const edited = { state: 'Running', conditions: [], [PACKED_FIELD]: "{'sequence':" };
     expect(unpackStatus(edited)).toBe(edited);
     expect(unpackStatus({ state: 'Running', [PACKED_FIELD]: "['a']" })).toEqual({ state: 'Running', [PACKED_FIELD]: "['a']" });
+  });
+
+  test("another tool's status field stays a field of its own beside the string (where that tool reads it, as under compact), and the status reads back whole", () => {
+    const backup = { at: '2026-01-01T00:00:00.000Z', note: `it's "done"` };
+    const status = { ...walked('compact').status!, backup } as LifecycleStatus;
+    const stored = asStored(encodeStatus(status, 'uid-1', 'packed'));
+    expect(stored.backup).toEqual(backup);
+    expect(Object.keys(stored).sort()).toEqual([...UNPACKED_FIELDS, 'backup', PACKED_FIELD].sort());
+    expect(inString(stored)).not.toHaveProperty('backup');
+    expect(expandStatus(stored, 'uid-1')).toEqual(asStored(status));
+  });
+
+  test("any status reads back as it was packed; the string holds only okt's own fields but what kubectl reads", () => {
+    const key = fc.oneof(fc.constantFrom(...UNKNOWN_FIELDS_KEPT.known), fc.string()).filter((k) => k !== PACKED_FIELD);
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.jsonValue()), (status) => {
+        const stored = asStored(packStatus(status));
+        expect(unpackStatus(stored)).toEqual(asStored(status));
+        for (const field of Object.keys(inString(stored))) {
+          expect(UNKNOWN_FIELDS_KEPT.known).toContain(field);
+          expect(UNPACKED_FIELDS).not.toContain(field);
+        }
+      }),
+    );
   });
 
   test('a status compact cannot say exactly is packed lean, and reads back as it is', () => {

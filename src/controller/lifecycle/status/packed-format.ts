@@ -9,23 +9,28 @@
 // no escape for its quotes; the swap is its own inverse, so reading it back is exact.
 
 import { PACKED_FIELD, UNPACKED_FIELDS } from '../../../kube/status-format.ts';
+import { UNKNOWN_FIELDS_KEPT } from '../../../kube/unknown-status-fields.ts';
 
 type Json = Record<string, unknown>;
 
 const UNPACKED: ReadonlySet<string> = new Set(UNPACKED_FIELDS);
+const OKT_FIELDS: ReadonlySet<string> = new Set(UNKNOWN_FIELDS_KEPT.known);
+
+/** Whether `field` of status goes in the string: okt's own, but for what kubectl reads. Another tool's field stays where that tool reads it. */
+const packs = (field: string) => OKT_FIELDS.has(field) && !UNPACKED.has(field);
 
 /** Whether a status as stored is in the packed format. */
 export function isPackedStatus(raw: unknown): raw is Json & { packed: string } {
   return isRecord(raw) && typeof raw[PACKED_FIELD] === 'string';
 }
 
-/** `status` (a status as compact or lean writes it) with every field but UNPACKED_FIELDS in `packed`. */
+/** `status` (a status as compact or lean writes it) with every field of okt's but UNPACKED_FIELDS in `packed`. */
 export function packStatus(status: Json): Json {
   // A field of that name from another writer would be lost in the reading back: such a status stays as it is.
   if (PACKED_FIELD in status) return status;
-  const kept: Json = {};
-  const rest: Json = {};
-  for (const [key, value] of Object.entries(status)) (UNPACKED.has(key) ? kept : rest)[key] = value;
+  const fields = Object.entries(status);
+  const kept = Object.fromEntries(fields.filter(([key]) => !packs(key)));
+  const rest = Object.fromEntries(fields.filter(([key]) => packs(key)));
   return { ...kept, [PACKED_FIELD]: swapQuotes(JSON.stringify(rest)) };
 }
 
