@@ -113,7 +113,7 @@ export function generateCrd(graph: Graph, names: CrdNames): Record<string, unkno
   if (n.statusFormat === 'packed') {
     (status.properties as Record<string, JsonSchema>)[PACKED_FIELD] = {
       type: 'string',
-      description: `The packed status format: every field of the compact status but ${UNPACKED_FIELDS.join(', ')}, as JSON with " and ' swapped (docs/operator.md, "Status formats").`,
+      description: `The packed status format: every field of okt's compact status but ${UNPACKED_FIELDS.join(', ')}, as JSON with " and ' swapped (docs/operator.md, "Status formats").`,
     };
   }
   preserveUnknownStatusFields(status);

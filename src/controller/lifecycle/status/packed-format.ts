@@ -1,4 +1,4 @@
-// The packed status format: the compact status with what only okt reads held in one string,
+// The packed status format: the compact status with the fields only okt reads held in one string,
 // `status.packed`. The API server's cost of a write grows with the number of fields of the object far
 // more than with its bytes (it decodes, validates, tracks and encodes each): the same bytes as one
 // string cost it about what a status of a few fields does (docs/benchmarks.md). What kubectl and its
