@@ -4,6 +4,7 @@
 // heaviest functions and packages during the walk only. Not a benchmark (no ratio): a tool to find
 // what to make cheaper.   node bench/operator-profile.ts [N]
 // OKT_PROFILE_INTERVAL_US: the profiler's sampling interval (default V8's 1000 µs; finer gives steadier shares).
+// OKT_PROFILE_STATUS_FORMAT: the CRD's and the operator's status format (default packed, as the e2e bench's).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { databaseGraph } from '../graphs/database.ts';
 import { startControlPlane } from '../src/cluster/index.ts';
 import { findCondition } from '../src/kube/conditions.ts';
 import { generateCrd } from '../src/kube/crd.ts';
+import { parseStatusFormat } from '../src/kube/status-format.ts';
 import type { LifecycleStatus } from '../src/kube/lifecycle-resource.ts';
 import { KubeTransport, NAMESPACES, type KubeObject } from '../src/kube/transport/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
@@ -23,6 +25,7 @@ import { cpuSeconds, CRDS, crName, inParallel, RESOURCE } from './e2e.bench.ts';
 const COUNT = Number(process.argv[2] ?? 500);
 const NAMESPACE = 'profile';
 const CONCURRENCY = 64;
+const STATUS_FORMAT = parseStatusFormat(process.env.OKT_PROFILE_STATUS_FORMAT ?? 'packed', 'OKT_PROFILE_STATUS_FORMAT');
 
 interface CpuProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 interface CpuProfile { nodes: CpuProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number }
@@ -66,7 +69,7 @@ try {
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
   const transport = await KubeTransport.fromKubeConfig(kc, { connections: CONCURRENCY });
-  await transport.create(CRDS, undefined, generateCrd(databaseGraph, RESOURCE) as KubeObject);
+  await transport.create(CRDS, undefined, generateCrd(databaseGraph, { ...RESOURCE, statusFormat: STATUS_FORMAT }) as KubeObject);
   await waitFor('the CRD to be served', async () => transport.list(RESOURCE, { limit: 1 }).then(() => true, () => undefined), { timeoutMs: 60_000 });
   await transport.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   const tokenFile = path.join(dir, 'token');
@@ -76,7 +79,7 @@ try {
     ...(process.env.OKT_PROFILE_INTERVAL_US === undefined ? [] : ['--cpu-prof-interval', process.env.OKT_PROFILE_INTERVAL_US]),
     fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
     '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', NAMESPACE,
-    '--workers', '64', '--health-port', '-1', '--log-level', 'warn', '--sidecar-url', sidecar.url, '--sidecar-token-file', tokenFile,
+    '--workers', '64', '--health-port', '-1', '--log-level', 'warn', '--status-format', STATUS_FORMAT, '--sidecar-url', sidecar.url, '--sidecar-token-file', tokenFile,
   ], { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: ['ignore', 'inherit', 'inherit'] });
   const names = Array.from({ length: COUNT }, (_, i) => crName(i));
   await inParallel(COUNT, CONCURRENCY, async (i) => {
