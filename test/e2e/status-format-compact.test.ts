@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { e2eKubeconfigPath, createNamespace, e2eKubeConfig, kubectl, kubectlWait } from './helpers/index.ts';
 import { startNoopSidecar } from './helpers/lifecycle.ts';
+import { expectReadAsWalked, installFormat, walkWithKubectl } from './helpers/status-formats.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 import { okt } from '../fixtures/okt-process.ts';
 
@@ -24,11 +25,7 @@ beforeAll(async () => {
   namespace = await createNamespace(kc, 'okt-cmpt');
   sidecar = await startNoopSidecar();
   for (const format of ['lean', 'compact'] as const) {
-    const crd = await okt(['crd', 'graphs/database.ts', '--group', formats[format], '--version', 'v1', '--kind', 'Database', '--status-format', format]);
-    expect(crd.code, crd.stderr).toBe(0);
-    await kubectl(['apply', '-f', '-'], crd.stdout);
-    await kubectl(['wait', '--for=condition=Established', `crd/${resourceOf(format)}`, '--timeout=30s']);
-    operators.push(spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, resource: names(format), extra: ['--status-format', format] }));
+    operators.push(await installFormat(formats[format], format, { namespace, sidecarUrl: sidecar.url, token: sidecar.token }));
   }
 });
 
@@ -37,24 +34,10 @@ afterAll(async () => {
   await sidecar?.close();
 });
 
-/** Start > Running > Servicing > Running with kubectl, waiting for Ready at each; the CR at rest, as `kubectl get -o json` prints it. */
-async function walk(format: Format): Promise<string> {
-  const resource = resourceOf(format);
-  await kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: `${formats[format]}/v1`, kind: 'Database', metadata: { name: 'pg' }, spec: { desiredState: 'Running' } }));
-  await kubectlWait(`${resource}/pg`, 'Ready', namespace);
-  for (const desired of ['Servicing', 'Running']) {
-    await kubectl(['patch', '-n', namespace, `${resource}/pg`, '--type', 'merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
-    await expect.poll(async () => JSON.parse(await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json'])).status?.state, { timeout: 30_000 }).toBe(desired);
-    await kubectlWait(`${resource}/pg`, 'Ready', namespace);
-  }
-  await kubectlWait(`${resource}/pg`, 'Running', namespace);
-  return await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json']);
-}
-
 test('a CR walked under the compact format: what the rest of its status says is absent on the server, kubectl, kubectl wait and okt status read it as under lean, and it is smaller', async () => {
   const annotation = await kubectl(['get', `crd/${resourceOf('compact')}`, '-o', 'jsonpath={.metadata.annotations.okt\\.dev/status-format}']);
   expect(annotation).toBe('compact');
-  const [lean, compact] = await Promise.all([walk('lean'), walk('compact')]);
+  const [lean, compact] = await Promise.all([walkWithKubectl(formats.lean, namespace), walkWithKubectl(formats.compact, namespace)]);
   const { status } = JSON.parse(compact) as { status: Record<string, any> };
   const leanStatus = (JSON.parse(lean) as { status: Record<string, any> }).status;
   expect(status.state, operators[1]!.output()).toBe('Running');
@@ -81,13 +64,7 @@ test('a CR walked under the compact format: what the rest of its status says is 
   expect(status.observedEpoch).toBe(leanStatus.observedEpoch);
 
   // What a person reads: the printer columns, and okt status (the reader rebuilds the lean status).
-  const wide = await kubectl(['get', '-n', namespace, `${resourceOf('compact')}/pg`, '-o', 'wide', '--no-headers']);
-  expect(wide.trim().split(/\s+/).slice(0, 5)).toEqual(['pg', 'Running', 'Running', 'True', '>Start>(Running<<>>Servicing)x1>Running']);
-  const shown = await okt(['status', `${resourceOf('compact')}/pg`, '-n', namespace], { env });
-  expect(shown.code, shown.stderr).toBe(0);
-  expect(shown.stdout).toMatch(/ {2}Ready +True +DesiredStateReached/);
-  expect(shown.stdout).toContain('Running reached; its action succeeded');
-  expect(shown.stdout).toContain('entered from Servicing at transition 3 on Running');
+  await expectReadAsWalked(formats.compact, namespace);
 
   // As the API server serves it whole (managedFields included, no indentation): near what etcd holds.
   const raw = async (format: Format) => (await kubectl(['get', '--raw', `/apis/${formats[format]}/v1/namespaces/${namespace}/databases/pg`])).trim().length;

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { e2eKubeconfigPath, createNamespace, e2eKubeConfig, kubectl, kubectlWait } from './helpers/index.ts';
 import { startNoopSidecar } from './helpers/lifecycle.ts';
+import { expectReadAsWalked, installFormat, walkWithKubectl } from './helpers/status-formats.ts';
 import { killHard, spawnOperator } from './helpers/operator-process.ts';
 import { okt } from '../fixtures/okt-process.ts';
 
@@ -28,11 +29,7 @@ beforeAll(async () => {
   namespace = await createNamespace(kc, 'okt-pckd');
   sidecar = await startNoopSidecar();
   for (const format of FORMATS) {
-    const crd = await okt(['crd', 'graphs/database.ts', '--group', formats[format], '--version', 'v1', '--kind', 'Database', '--status-format', format]);
-    expect(crd.code, crd.stderr).toBe(0);
-    await kubectl(['apply', '-f', '-'], crd.stdout);
-    await kubectl(['wait', '--for=condition=Established', `crd/${resourceOf(format)}`, '--timeout=30s']);
-    operators[format] = spawnOperator({ namespace, sidecarUrl: sidecar.url, token: sidecar.token, resource: names(format), extra: ['--status-format', format] });
+    operators[format] = await installFormat(formats[format], format, { namespace, sidecarUrl: sidecar.url, token: sidecar.token });
   }
 });
 
@@ -40,20 +37,6 @@ afterAll(async () => {
   for (const operator of Object.values(operators)) await killHard(operator);
   await sidecar?.close();
 });
-
-/** Start > Running > Servicing > Running with kubectl, waiting for Ready at each; the CR at rest, as `kubectl get -o json` prints it. */
-async function walk(format: Format): Promise<string> {
-  const resource = resourceOf(format);
-  await kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify({ apiVersion: `${formats[format]}/v1`, kind: 'Database', metadata: { name: 'pg' }, spec: { desiredState: 'Running' } }));
-  await kubectlWait(`${resource}/pg`, 'Ready', namespace);
-  for (const desired of ['Servicing', 'Running']) {
-    await kubectl(['patch', '-n', namespace, `${resource}/pg`, '--type', 'merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
-    await expect.poll(async () => JSON.parse(await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json'])).status?.state, { timeout: 30_000 }).toBe(desired);
-    await kubectlWait(`${resource}/pg`, 'Ready', namespace);
-  }
-  await kubectlWait(`${resource}/pg`, 'Running', namespace);
-  return await kubectl(['get', '-n', namespace, `${resource}/pg`, '-o', 'json']);
-}
 
 /** The status of the CR pg of `format`'s group as the API server holds it. */
 async function storedStatus(format: Format): Promise<Status> {
@@ -99,7 +82,7 @@ test('the CRD of the packed format says so in its annotation and has the string 
 });
 
 test('a CR walked under the packed format: only what kubectl reads is a field of its own, kubectl, kubectl wait and okt status read it as under compact, and the string reads back as the compact status', async () => {
-  const [compact, packed] = await Promise.all([walk('compact'), walk('packed')]);
+  const [compact, packed] = await Promise.all([walkWithKubectl(formats.compact, namespace), walkWithKubectl(formats.packed, namespace)]);
   const { status } = JSON.parse(packed) as { status: Status };
   const compactStatus = (JSON.parse(compact) as { status: Status }).status;
   expect(status.state, operators.packed.output()).toBe('Running');
@@ -110,13 +93,7 @@ test('a CR walked under the packed format: only what kubectl reads is a field of
   for (const c of status.conditions) expect(c.observedGeneration).toBe(status.observedGeneration);
 
   // What a person reads: the printer columns, and okt status (the reader unpacks, then expands).
-  const wide = await kubectl(['get', '-n', namespace, `${resourceOf('packed')}/pg`, '-o', 'wide', '--no-headers']);
-  expect(wide.trim().split(/\s+/).slice(0, 5)).toEqual(['pg', 'Running', 'Running', 'True', '>Start>(Running<<>>Servicing)x1>Running']);
-  const shown = await okt(['status', `${resourceOf('packed')}/pg`, '-n', namespace], { env });
-  expect(shown.code, shown.stderr).toBe(0);
-  expect(shown.stdout).toMatch(/ {2}Ready +True +DesiredStateReached/);
-  expect(shown.stdout).toContain('Running reached; its action succeeded');
-  expect(shown.stdout).toContain('entered from Servicing at transition 3 on Running');
+  await expectReadAsWalked(formats.packed, namespace);
 
   // The string read back is the compact status of the same walk.
   const unpacked = readPacked(status);

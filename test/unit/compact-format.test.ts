@@ -5,29 +5,17 @@ import { encodeCompact, expandStatus, isCompactStatus, parsePath } from '../../s
 import { lifecycleStatusSchema, type LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import { renderPath } from '../../src/machine/index.ts';
 import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { walkedDatabase } from '../fixtures/walked-database.ts';
 import { renderStatusText, type LifecycleResource } from '../../src/cli/status-view.ts';
 import { NO_COLORS } from '../../src/cli/output.ts';
 import { crView } from '../../src/ui/model.ts';
 import { parseStatus } from '../../src/controller/lifecycle/parse-status.ts';
 import * as okt from '../../src/index.ts';
 
-/** A database CR walked Start > Running > Servicing > Running, at rest, in `format`. */
-function walked(format: 'lean' | 'compact'): LifecycleSim {
-  const sim = new LifecycleSim(databaseGraph, 'Running');
-  sim.statusFormat = format;
-  for (const desired of ['Running', 'Servicing', 'Running']) {
-    sim.setDesired(desired);
-    sim.settle();
-    // The emitter keeps up: each write's events are out before the next.
-    sim.deliverAll();
-  }
-  return sim;
-}
-
 describe('the compact status format', () => {
   test('a walked CR at rest: compact leaves out what the rest of its status says, and the reader rebuilds the lean status exactly', () => {
-    const lean = walked('lean');
-    const compact = walked('compact');
+    const lean = walkedDatabase('lean');
+    const compact = walkedDatabase('compact');
     const stored = JSON.parse(compact.stored!) as Record<string, any>;
     expect(isCompactStatus(stored)).toBe(true);
     expect(stored).not.toHaveProperty('path');
@@ -56,7 +44,7 @@ describe('the compact status format', () => {
 
   /** A database CR walked as `walked`, then kept at End reached in one spec edit (through Servicing), with `message` okt's sidecar gives Servicing's action. */
   function atLeaf(message = 'exited with code 0'): LifecycleStatus {
-    const sim = walked('lean');
+    const sim = walkedDatabase('lean');
     sim.setSpec({ onLeaf: 'Keep' });
     sim.setDesired('End');
     sim.settle();
@@ -104,7 +92,7 @@ describe('the compact status format', () => {
   });
 
   test('a status the compact format cannot say exactly is written lean (a path summary that does not read back as the path), and a lean status is read as it is', () => {
-    const status = walked('lean').status!;
+    const status = walkedDatabase('lean').status!;
     const odd: LifecycleStatus = { ...status, pathSummary: '>Start>Running' };
     expect(encodeCompact(odd, 'uid-1')).toBe(odd);
     expect(expandStatus(status, 'uid-1')).toBe(status);
@@ -112,7 +100,7 @@ describe('the compact status format', () => {
   });
 
   test('another writer\'s condition is kept as it was written (its generation, message and time)', () => {
-    const status = walked('lean').status!;
+    const status = walkedDatabase('lean').status!;
     const theirs = { type: 'Backup', status: 'True', reason: 'Done', message: 'nightly', lastTransitionTime: '2026-01-01T00:00:00.000Z' } as const;
     const withTheirs: LifecycleStatus = { ...status, conditions: [...status.conditions, theirs] };
     const stored = encodeCompact(withTheirs, 'uid-1');
@@ -122,7 +110,7 @@ describe('the compact status format', () => {
   });
 
   test('a Succeeded operation leaves out the message okt\'s sidecar gives a command that exited 0, and keeps any other', () => {
-    const status = walked('lean').status!;
+    const status = walkedDatabase('lean').status!;
     for (const [message, kept] of [['exited with code 0', false], ['200 OK', true], ['', true]] as const) {
       const operation = { ...status.operation!, phase: 'Succeeded' as const, reason: 'Completed', message };
       const stored = encodeCompact({ ...status, operation }, 'uid-1');
@@ -133,7 +121,7 @@ describe('the compact status format', () => {
   });
 
   test('the path\'s hops, a sequence 0 and a condition\'s time are left out only where they read back: a path cut at its limit, no epoch, another time', () => {
-    const lean = walked('lean').status!;
+    const lean = walkedDatabase('lean').status!;
     const cases: [string, LifecycleStatus, (stored: Record<string, unknown>) => void][] = [
       ['transition past the path kept', { ...lean, transition: lean.transition + 40 }, (stored) => expect(stored.transition).toBe(lean.transition + 40)],
       ['observedSequence of another event kept', { ...lean, observedSequence: 7 }, (stored) => expect(stored.observedSequence).toBe(7)],
@@ -157,7 +145,7 @@ describe('the compact status format', () => {
     const released = [
       [RELEASED_AT_LEAF_COMMAND, atLeaf()],
       [RELEASED_AT_LEAF_COMMAND.replace('"pa":1', '"pa":2'), atLeaf('the module returned')],
-      [RELEASED_AT_REST, walked('lean').status!],
+      [RELEASED_AT_REST, walkedDatabase('lean').status!],
     ] as const;
     for (const [stored, lean] of released) {
       expect(isCompactStatus(JSON.parse(stored))).toBe(true);
@@ -188,7 +176,7 @@ describe('the compact status format', () => {
 
 describe('readers of a compact CR see its lean status', () => {
   test('okt status, okt ui and okt graph check\'s parse read a compact CR as its lean one', () => {
-    const status = walked('lean').status!;
+    const status = walkedDatabase('lean').status!;
     const cr = (stored: unknown): LifecycleResource => ({ kind: 'Database', metadata: { name: 'pg', namespace: 'demo', uid: 'uid-1', generation: 4, creationTimestamp: status.lastTransition!.time }, spec: { desiredState: 'Running' }, status: stored });
     const lean = cr(JSON.parse(JSON.stringify(status)));
     const compact = cr(JSON.parse(JSON.stringify(encodeCompact(status, 'uid-1'))));
@@ -207,7 +195,7 @@ describe('readers of a compact CR see its lean status', () => {
 
 describe('switching formats', () => {
   test('a CR at rest in the lean format is rewritten once in the compact one, with the same status and no event, then left alone; and back', () => {
-    const sim = walked('lean');
+    const sim = walkedDatabase('lean');
     const lean = sim.status!;
     const writes = sim.writes;
     sim.statusFormat = 'compact';
@@ -228,7 +216,7 @@ describe('switching formats', () => {
   });
 
   test('a CR at rest in the full format is rewritten once in the compact one and read as lean', () => {
-    const sim = walked('lean');
+    const sim = walkedDatabase('lean');
     const lean = sim.status!;
     const full = new LifecycleSim(databaseGraph, 'Running');
     for (const desired of ['Running', 'Servicing', 'Running']) {
@@ -259,5 +247,5 @@ function withoutSequence(status: LifecycleStatus): LifecycleStatus {
 
 /** What okt's encodeCompact wrote at 10f790d for the CR of `atLeaf()` (uid-1). */
 const RELEASED_AT_LEAF_COMMAND = '{"state":"End","graphRevision":"cb0b55743d723c69","observedGeneration":6,"transition":5,"sequence":17,"pathSummary":">Start>(Running<<>>Servicing)x2>End","conditions":[{"type":"Ready","status":"True","reason":"DesiredStateReached","observedGeneration":6,"lastTransitionTime":"2026-01-01T00:00:07.000Z"},{"type":"End","status":"True","reason":"Entered","observedGeneration":6}],"observedEpoch":"epoch-1","observedSequence":0,"lastTransition":{"from":"Servicing","events":["End"],"time":"2026-01-01T00:00:07.000Z"},"cycleBrake":{"at":"2026-01-01T00:00:06.000Z"},"outbox":[{"sequence":13,"type":"dev.okt.lifecycle.transition.v1","time":"2026-01-01T00:00:06.000Z","subject":"Servicing","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":4,"from":"Running","to":"Servicing","desired":"End","events":["Servicing"],"path":">Start>(Running<<>>Servicing)x2","generation":6}},{"sequence":14,"type":"dev.okt.lifecycle.action.started.v1","time":"2026-01-01T00:00:06.000Z","subject":"Servicing","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":4,"from":"Running","to":"Servicing","desired":"End","events":["Servicing"],"path":">Start>(Running<<>>Servicing)x2","generation":6,"operation":{"id":"uid-1-4","node":"Servicing","phase":"Pending"}}}],"emitted":{"events":[{"type":"ok","subject":"Servicing","pa":1},{"type":"t","lt":1},{"type":"c","lt":1}]}}';
-/** What okt's encodeCompact wrote at 10f790d for the CR of `walked('lean')` (uid-1). */
+/** What okt's encodeCompact wrote at 10f790d for the CR of `walkedDatabase('lean')` (uid-1). */
 const RELEASED_AT_REST = '{"state":"Running","graphRevision":"cb0b55743d723c69","observedGeneration":4,"transition":3,"sequence":12,"pathSummary":">Start>(Running<<>>Servicing)x1>Running","conditions":[{"type":"Ready","status":"True","reason":"DesiredStateReached","observedGeneration":4,"lastTransitionTime":"2026-01-01T00:00:05.000Z"},{"type":"Running","status":"True","reason":"Entered","observedGeneration":4}],"observedEpoch":"epoch-1","observedSequence":0,"lastTransition":{"from":"Servicing","events":["Running"],"time":"2026-01-01T00:00:04.000Z"},"operation":{"phase":"Succeeded"},"cycleBrake":{},"outbox":[{"sequence":9,"type":"dev.okt.lifecycle.transition.v1","time":"2026-01-01T00:00:04.000Z","subject":"Running","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":3,"from":"Servicing","to":"Running","desired":"Running","events":["Running"],"path":">Start>(Running<<>>Servicing)x1>Running","generation":4}},{"sequence":10,"type":"dev.okt.lifecycle.action.started.v1","time":"2026-01-01T00:00:04.000Z","subject":"Running","data":{"graph":"database","graphRevision":"cb0b55743d723c69","transition":3,"from":"Servicing","to":"Running","desired":"Running","events":["Running"],"path":">Start>(Running<<>>Servicing)x1>Running","generation":4,"operation":{"id":"uid-1-3","node":"Running","phase":"Pending"}}}],"emitted":{"events":[{"type":"ok"},{"type":"c"}]}}';

@@ -8,20 +8,8 @@ import { generateCrd } from '../../src/kube/crd.ts';
 import { PACKED_FIELD, STATUS_FORMAT_ANNOTATION, UNPACKED_FIELDS } from '../../src/kube/status-format.ts';
 import { lifecycleStatusSchema, type LifecycleStatus } from '../../src/kube/lifecycle-resource.ts';
 import { UNKNOWN_FIELDS_KEPT } from '../../src/kube/unknown-status-fields.ts';
-import { LifecycleSim } from '../fixtures/lifecycle-sim.ts';
+import { walkedDatabase } from '../fixtures/walked-database.ts';
 import * as okt from '../../src/index.ts';
-
-/** A database CR walked Start > Running > Servicing > Running, at rest, in `format`. */
-function walked(format: 'compact' | 'packed'): LifecycleSim {
-  const sim = new LifecycleSim(databaseGraph, 'Running');
-  sim.statusFormat = format;
-  for (const desired of ['Running', 'Servicing', 'Running']) {
-    sim.setDesired(desired);
-    sim.settle();
-    sim.deliverAll();
-  }
-  return sim;
-}
 
 /** As the API server keeps it: JSON. */
 const asStored = (value: unknown) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
@@ -30,8 +18,8 @@ const inString = (stored: Record<string, unknown>) => JSON.parse((stored[PACKED_
 
 describe('the packed status format', () => {
   test('a walked CR at rest: what kubectl reads stays fields of their own, the rest is one string with no escaped quote, and the reader rebuilds the lean status exactly', () => {
-    const compact = walked('compact');
-    const packed = walked('packed');
+    const compact = walkedDatabase('compact');
+    const packed = walkedDatabase('packed');
     const stored = JSON.parse(packed.stored!) as Record<string, unknown>;
     expect(isPackedStatus(stored)).toBe(true);
     expect(storedEncodingOf(stored)).toBe('packed');
@@ -49,7 +37,7 @@ describe('the packed status format', () => {
   });
 
   test('a CR at rest in packed is not written again; one stored compact is rewritten packed once, and the other way round', () => {
-    const sim = walked('packed');
+    const sim = walkedDatabase('packed');
     const writes = sim.writes;
     sim.reconcile();
     expect(sim.writes).toBe(writes);
@@ -85,7 +73,7 @@ describe('the packed status format', () => {
 
   test("another tool's status field stays a field of its own beside the string (where that tool reads it, as under compact), and the status reads back whole", () => {
     const backup = { at: '2026-01-01T00:00:00.000Z', note: `it's "done"` };
-    const status = { ...walked('compact').status!, backup } as LifecycleStatus;
+    const status = { ...walkedDatabase('compact').status!, backup } as LifecycleStatus;
     const stored = asStored(encodeStatus(status, 'uid-1', 'packed'));
     expect(stored.backup).toEqual(backup);
     expect(Object.keys(stored).sort()).toEqual([...UNPACKED_FIELDS, 'backup', PACKED_FIELD].sort());
@@ -108,7 +96,7 @@ describe('the packed status format', () => {
   });
 
   test('a status compact cannot say exactly is packed lean, and reads back as it is', () => {
-    const sim = walked('compact');
+    const sim = walkedDatabase('compact');
     // A path summary that does not read back as the path: compact writes such a status lean.
     const lean = { ...sim.status!, pathSummary: 'not the path' };
     const stored = encodeStatus(lean, 'uid-1', 'packed');
