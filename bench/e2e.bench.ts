@@ -1043,7 +1043,7 @@ const API_SERVER_COST_CENTERS = [
 ] as const;
 type CostCenter = (typeof API_SERVER_COST_CENTERS)[number][0];
 
-/** Whether this run profiles kube-apiserver (7.): `go` on PATH reads the profiles. */
+/** Whether OKT_BENCH_E2E_PROFILE asks for kube-apiserver's profiles (7.; they are taken only with `go` on PATH to read them). */
 const PROFILE = process.env.OKT_BENCH_E2E_PROFILE === '1';
 /** 7. The seconds of a like-for-like walk profiled from its first spec edit (shorter than the fastest walk of 1,000 CRs). */
 const WALK_PROFILE_SECONDS = 4;

@@ -4,6 +4,7 @@
 // replaces or removes takes its unknown fields with it, as they were about that object.
 import type { z } from 'zod';
 import { lastTransitionSchema, lifecycleStatusSchema, operationStatusSchema, outboxEntrySchema } from './lifecycle-resource.ts';
+import { isRecord } from '../util/is-record.ts';
 
 /** One of okt's objects inside status. */
 export interface OpenObject {
@@ -72,8 +73,4 @@ function unknownFields(object: Json, known: readonly string[]): Json {
 function sameObject(a: Json, b: Json, shape: OpenObject): boolean {
   // Identity fields are strings, numbers and lists of strings: their JSON compares them.
   return shape.identity.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

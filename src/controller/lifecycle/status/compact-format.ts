@@ -13,6 +13,7 @@ import { renderPath } from '../../../machine/index.ts';
 import { isOktCondition } from './conditions.ts';
 import { operationId } from './operation.ts';
 import { unpackStatus } from './packed-format.ts';
+import { isRecord } from '../../../util/is-record.ts';
 
 type Json = Record<string, unknown>;
 
@@ -277,9 +278,6 @@ export function parsePath(summary: string): string[] | undefined {
   return path;
 }
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function withoutKeys(object: Json, keys: readonly string[]): Json {
   return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));

@@ -10,6 +10,7 @@
 
 import { PACKED_FIELD, UNPACKED_FIELDS } from '../../../kube/status-format.ts';
 import { UNKNOWN_FIELDS_KEPT } from '../../../kube/unknown-status-fields.ts';
+import { isRecord } from '../../../util/is-record.ts';
 
 type Json = Record<string, unknown>;
 
@@ -53,8 +54,4 @@ export function unpackStatus(raw: unknown): unknown {
 
 function swapQuotes(text: string): string {
   return text.replace(/["']/g, (quote) => (quote === '"' ? "'" : '"'));
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
