@@ -279,10 +279,16 @@ export function parsePath(summary: string): string[] | undefined {
 }
 
 
+// These two run on every field of every status read and written: plain loops (Object.entries and
+// fromEntries build an array per field).
 function withoutKeys(object: Json, keys: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));
+  const out: Json = {};
+  for (const key of Object.keys(object)) if (!keys.includes(key)) out[key] = object[key];
+  return out;
 }
 
 function defined(object: Json): Json {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+  const out: Json = {};
+  for (const key of Object.keys(object)) if (object[key] !== undefined) out[key] = object[key];
+  return out;
 }
