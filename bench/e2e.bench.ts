@@ -109,9 +109,13 @@ export interface Peer extends PeerCommand {
   /** Names its rows and its CRs' namespaces. */
   label: string;
   slug: string;
+  /** A Node script this Node runs, instead of the module's Go command. */
+  script?: string;
 }
 const CLIENT_GO_PEER: Peer = { pkg: './client-go', name: 'okt-peer', label: 'client-go peer', slug: 'peer' };
 export const CONTROLLER_RUNTIME_PEER: Peer = { pkg: './controller-runtime', name: 'okt-cr-peer', label: 'controller-runtime peer', slug: 'cr-peer' };
+/** The Go peers' walk in Node on okt's stack, no more (bench/peer/node/peer.ts): what the runtime costs. */
+const NODE_PEER: Peer = { pkg: '', name: 'okt-node-peer', label: 'Node peer', slug: 'node-peer', script: fileURLToPath(new URL('./peer/node/peer.ts', import.meta.url)) };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
 /** The objects the controller-runtime peer makes per CR with `--objects`: the stack graph's. */
 const OWNED_PER_CR = stackGraph.objects.length;
@@ -799,6 +803,7 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
   informer.start();
   const startPeer = async (watched: string, withObjects = objects) => {
     const started = new PeerProcess(binary, side.name, [
+      ...(side.script === undefined ? [] : ['--expose-gc', side.script]),
       '--kubeconfig', bench.kubeconfigPath, '--group', resource.group, '--version', resource.version, '--resource', resource.plural,
       '--namespace', watched, '--workers', String(WORKERS), '--routes', path.join(dir, 'routes.json'),
       '--sidecar-url', subject.sidecar.url, '--sidecar-token-file', path.join(dir, 'token'),
@@ -1249,6 +1254,7 @@ export async function run(): Promise<Record<string, number>> {
     if (built.builtSeconds !== undefined) process.stderr.write(`okt peer: first use: built ${peer.name} in ${built.builtSeconds} s (cached for later runs: ${built.path})\n`);
     peerBinaries.set(peer, built.path);
   }
+  peerBinaries.set(NODE_PEER, process.execPath);
   const plane = await startControlPlane({ progress: (line) => process.stderr.write(`${line}\n`) });
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
@@ -1307,7 +1313,7 @@ export async function run(): Promise<Record<string, number>> {
     const hopCount = Math.min(1000, Math.max(...SIZES));
     const oktRounds: WalkFigures[] = [];
     const oktRunRounds: OktRunFigures[] = [];
-    const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []]]);
+    const peerRounds = new Map<Peer, PeerFigures[]>([[CLIENT_GO_PEER, []], [CONTROLLER_RUNTIME_PEER, []], [NODE_PEER, []]]);
     const sides: (() => Promise<void>)[] = [
       async () => void oktRounds.push(await walk(bench, database, hopCount, MULTI_HOP, { minimal: true, round: oktRounds.length, settle: true })),
       async () => void oktRunRounds.push(await oktRunWalk(bench, hopCount, { round: oktRunRounds.length, profiled })),
@@ -1320,7 +1326,8 @@ export async function run(): Promise<Record<string, number>> {
     const oktRun = medianRound(oktRunRounds);
     const peerRun = medianRound(peerRounds.get(CLIENT_GO_PEER)!);
     const crPeerRun = medianRound(peerRounds.get(CONTROLLER_RUNTIME_PEER)!);
-    console.log(`\nRunning -> End, ${ROUNDS} rounds (transitions/s): okt in this process ${oktRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; okt run ${oktRunRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; client-go peer ${peerRounds.get(CLIENT_GO_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; controller-runtime peer ${peerRounds.get(CONTROLLER_RUNTIME_PEER)!.map((r) => r.perSecond.toFixed(1)).join(', ')}; each side's median below`);
+    const nodePeerRun = medianRound(peerRounds.get(NODE_PEER)!);
+    console.log(`\nRunning -> End, ${ROUNDS} rounds (transitions/s): okt in this process ${oktRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; okt run ${oktRunRounds.map((r) => r.perSecond.toFixed(1)).join(', ')}; ${[...peerRounds].map(([peer, rounds]) => `${peer.label} ${rounds.map((r) => r.perSecond.toFixed(1)).join(', ')}`).join('; ')}; each side's median below`);
     figures['e2e.multihop_transitions_per_s'] = fixed(hops.perSecond, 1);
     figures['e2e.multihop_transitions_vs_raw_patch_ratio'] = fixed(hops.perSecond / hops.raw, 3);
     figures['e2e.multihop_writes_per_transition'] = fixed(hops.steadyWrites / hops.steadyTransitions, 3);
@@ -1337,7 +1344,7 @@ export async function run(): Promise<Record<string, number>> {
     console.log(`against ${hops.minimalRaw.toFixed(0)} raw patches/s of a minimal CR (a status of one short string; okt's own CR: ${hops.raw.toFixed(0)}/s): ${(hops.perSecond / hops.minimalRaw).toFixed(3)}`);
     // Each ratio's baseline is its peer (okt / peer): the controller-runtime peer is what users would
     // run instead of okt; the client-go peer, hand-tuned (no 409 on a stale cache), the lean end.
-    for (const [prefix, run] of [['peer', peerRun], ['cr_peer', crPeerRun]] as const) {
+    for (const [prefix, run] of [['peer', peerRun], ['cr_peer', crPeerRun], ['node_peer', nodePeerRun]] as const) {
       figures[`e2e.${prefix}_transitions_per_s`] = fixed(run.perSecond, 1);
       figures[`e2e.multihop_vs_${prefix}_ratio`] = fixed(hops.perSecond / run.perSecond, 3);
       figures[`e2e.${prefix}_cpu_ms_per_transition`] = fixed(run.cpuMsPerTransition, 3);
@@ -1349,7 +1356,7 @@ export async function run(): Promise<Record<string, number>> {
       figures[`e2e.${prefix}_conflicts_per_transition`] = fixed(run.conflicts / (run.crs * MULTI_HOP.transitions), 3);
       figures[`e2e.${prefix}_apiserver_cpu_ms_per_transition`] = fixed(run.apiServerCpuMsPerTransition, 3);
     }
-    for (const [label, run] of [['client-go peer', peerRun], ['controller-runtime peer', crPeerRun]] as const) {
+    for (const [label, run] of [['client-go peer', peerRun], ['controller-runtime peer', crPeerRun], ['Node peer', nodePeerRun]] as const) {
       console.log(`${run.crs} CRs Running -> End by the ${label} (${WORKERS} workers, a status update per transition, the same sidecar): ${run.perSecond.toFixed(1)} transitions/s against ${run.raw.toFixed(0)} raw patches/s (${(run.perSecond / run.raw).toFixed(3)}), ${run.reconcilesPerTransition.toFixed(2)} reconciles and ${(run.conflicts / (run.crs * MULTI_HOP.transitions)).toFixed(3)} conflicts per transition; okt multi-hop vs it: ${(hops.perSecond / run.perSecond).toFixed(3)}`);
     }
     // 8. Like for like: okt as its own process (`okt run`), its walks seen by the bench's informer as the
@@ -1363,7 +1370,12 @@ export async function run(): Promise<Record<string, number>> {
     figures['e2e.operator_cpu_vs_cr_peer_ratio'] = fixed(oktRun.operatorCpuMsPerTransition / crPeerRun.cpuMsPerTransition, 3);
     figures['e2e.okt_run_apiserver_cpu_ms_per_transition'] = fixed(oktRun.apiServerCpuMsPerTransition, 3);
     figures['e2e.apiserver_cpu_vs_cr_peer_ratio'] = fixed(oktRun.apiServerCpuMsPerTransition / crPeerRun.apiServerCpuMsPerTransition, 3);
-    for (const [prefix, run] of [['okt_run', oktRun], ['peer', peerRun], ['cr_peer', crPeerRun]] as const) {
+    // What the runtime costs: the Go peers' walk in Node on okt's stack, against the controller-runtime
+    // peer; and okt against it, what okt itself adds.
+    figures['e2e.node_peer_cpu_vs_cr_peer_ratio'] = fixed(nodePeerRun.cpuMsPerTransition / crPeerRun.cpuMsPerTransition, 3);
+    figures['e2e.operator_cpu_vs_node_peer_ratio'] = fixed(oktRun.operatorCpuMsPerTransition / nodePeerRun.cpuMsPerTransition, 3);
+    figures['e2e.okt_run_vs_node_peer_ratio'] = fixed(oktRun.perSecond / nodePeerRun.perSecond, 3);
+    for (const [prefix, run] of [['okt_run', oktRun], ['peer', peerRun], ['cr_peer', crPeerRun], ['node_peer', nodePeerRun]] as const) {
       figures[`e2e.${prefix}_api_requests_per_transition`] = fixed(run.apiRequestsPerTransition, 3);
       figures[`e2e.${prefix}_http_requests_per_transition`] = fixed(httpPerTransition(run), 3);
     }
@@ -1379,6 +1391,7 @@ export async function run(): Promise<Record<string, number>> {
       { side: 'okt run', run: oktRun, operatorCpuMs: oktRun.operatorCpuMsPerTransition },
       { side: 'client-go peer', run: peerRun, operatorCpuMs: peerRun.cpuMsPerTransition },
       { side: 'controller-runtime peer', run: crPeerRun, operatorCpuMs: crPeerRun.cpuMsPerTransition },
+      { side: 'Node peer', run: nodePeerRun, operatorCpuMs: nodePeerRun.cpuMsPerTransition },
     ];
     console.table(likeForLike.map(({ side, run, operatorCpuMs }) => ({
       side, 'transitions/s': fixed(run.perSecond, 1), 'operator CPU ms': fixed(operatorCpuMs, 3), 'kube-apiserver CPU ms': fixed(run.apiServerCpuMsPerTransition, 3),
@@ -1416,7 +1429,7 @@ export async function run(): Promise<Record<string, number>> {
     console.table([
       { walk: 'okt in this process (multi-hop walk)', operator: '-', 'this process (operator + sidecar + bench client)': fixed(hops.selfCpuMsPerTransition, 3), 'kube-apiserver': fixed(oktApiServerMs, 3), 'transitions/s': fixed(hops.perSecond, 1) },
       { walk: 'okt run, 1 shard (own process)', operator: fixed(one.operatorCpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(one.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(one.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(one.perSecond, 1) },
-      ...([['client-go peer (own process)', peerRun], ['controller-runtime peer (own process)', crPeerRun]] as const).map(([label, run]) => ({
+      ...([['client-go peer (own process)', peerRun], ['controller-runtime peer (own process)', crPeerRun], ['Node peer (own process)', nodePeerRun]] as const).map(([label, run]) => ({
         walk: label, operator: fixed(run.cpuMsPerTransition, 3), 'this process (operator + sidecar + bench client)': `${fixed(run.benchCpuMsPerTransition, 3)} (sidecar + bench client)`, 'kube-apiserver': fixed(run.apiServerCpuMsPerTransition, 3), 'transitions/s': fixed(run.perSecond, 1),
       })),
     ]);
