@@ -24,7 +24,7 @@ import { SidecarLook } from './sidecar-look.ts';
 import { ReconcileTelemetry } from './telemetry.ts';
 import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
-import { parseConditions, parseStatus } from './parse-status.ts';
+import { parseConditions, parseReadBackStatus, type parseStatus } from './parse-status.ts';
 import { expandStatus } from './status/compact-format.ts';
 import { encodeStatus, storedEncodingOf } from './status/encoding.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
@@ -141,6 +141,8 @@ export class LifecycleController {
   readonly #apiVersion: string;
   readonly #sidecars: SidecarClients;
   readonly #ownWrites: OwnWrites<LifecycleObject>;
+  /** Each stored status's reading back, while the object lives (#readBack). */
+  readonly #readBacks = new WeakMap<object, unknown>();
   readonly #look: SidecarLook;
   readonly #telemetry: ReconcileTelemetry;
   /** Operations long-polled on the sidecar, so a finished action is noticed at once. */
@@ -282,7 +284,7 @@ export class LifecycleController {
       return;
     }
     // Parsed once per look: the metadata patch below leaves the status as it is (its resourceVersion precondition says so).
-    const written = parseStatus(obj.status, uid);
+    const written = parseReadBackStatus(this.#readBack(obj));
     const renderedAs = this.#objects.renderedAs(obj);
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(written), renderedAs));
     const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
@@ -500,11 +502,23 @@ export class LifecycleController {
    * computed and the stored fields okt does not know (the step never saw them). A PUT rather than a
    * merge patch: the API server has no patch to apply, ~20% less of its CPU per write of okt's status.
    */
+  /**
+   * The CR's status as stored, read back as okt reads it (expandStatus), once per stored object: a look
+   * reads it for its decision and again for its write, of the same object (the cache hands each look
+   * one of its own, which no one changes).
+   */
+  #readBack(obj: LifecycleObject): unknown {
+    const stored = obj.status;
+    if (typeof stored !== 'object' || stored === null) return expandStatus(stored, obj.metadata.uid ?? '');
+    if (!this.#readBacks.has(stored)) this.#readBacks.set(stored, expandStatus(stored, obj.metadata.uid ?? ''));
+    return this.#readBacks.get(stored);
+  }
+
   async #writeStatus(obj: LifecycleObject, next: object): Promise<LifecycleObject> {
     const { namespace, name } = splitKey(objectKey(obj));
     // Other writers' fields are matched against the status as okt reads it (a compact one expanded).
     const uid = obj.metadata.uid ?? '';
-    const status = statusToWrite(expandStatus(obj.status, uid), next);
+    const status = statusToWrite(this.#readBack(obj), next);
     const stored = 'state' in status ? encodeStatus(status as LifecycleStatus, uid, this.#options.statusFormat ?? DEFAULT_STATUS_FORMAT) : status;
     const body = { ...obj, apiVersion: this.#apiVersion, kind: this.#options.resource.kind, status: stored };
     return this.#ownWrites.write(obj, () => this.#options.transport.replace<LifecycleObject>(this.#options.resource, namespace, name, body, {
