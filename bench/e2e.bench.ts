@@ -1308,7 +1308,7 @@ export async function run(): Promise<Record<string, number>> {
       figures[`e2e.transitions_per_s_${count}`] = fixed(result.perSecond, 1);
     }
     // The same 1,000 CRs (or the largest size), Running -> End in one spec edit, by okt and by each peer:
-    // rounds of the three, the order turned each round (the load of a shared machine drifts); each
+    // rounds of every side, the order turned each round (the load of a shared machine drifts); each
     // side's figures are those of its median round.
     const hopCount = Math.min(1000, Math.max(...SIZES));
     const oktRounds: WalkFigures[] = [];
