@@ -67,7 +67,9 @@ export function withUnknownFields(stored: unknown, next: Json): Json {
 }
 
 function unknownFields(object: Json, known: readonly string[]): Json {
-  return Object.fromEntries(Object.entries(object).filter(([key]) => !known.includes(key)));
+  const out: Json = {};
+  for (const key of Object.keys(object)) if (!known.includes(key)) out[key] = object[key];
+  return out;
 }
 
 function sameObject(a: Json, b: Json, shape: OpenObject): boolean {

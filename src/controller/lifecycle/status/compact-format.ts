@@ -194,8 +194,10 @@ function compactEvent(event: Json, status: Json, uid: string): Json {
   const code = EVENT_CODES[event.type as string];
   if (code !== undefined) compact.type = code;
   if (!isRecord(event.data)) return compact;
-  const mark = event.type === 'action.succeeded.v1' ? COMPACT_SUCCEEDED_MESSAGES.findIndex((message) => isDeepStrictEqual(event.data, previousActionSucceeded(status, uid, message))) : -1;
-  if (mark >= 0) {
+  // Only the message of the event's own operation can make its data the derived one: that one is built.
+  const message = isRecord(event.data.operation) ? event.data.operation.message : undefined;
+  const mark = event.type === 'action.succeeded.v1' && typeof message === 'string' ? (COMPACT_SUCCEEDED_MESSAGES as readonly string[]).indexOf(message) : -1;
+  if (mark >= 0 && isDeepStrictEqual(event.data, previousActionSucceeded(status, uid, message as string))) {
     delete compact.data;
     compact.pa = mark + 1;
     if (compact.subject !== undefined && compact.subject === previousNode(status)) delete compact.subject;
@@ -259,8 +261,18 @@ function expandEmitted(emitted: Json, status: Json, uid: string): Json {
 
 /** The latest time the status holds (lastTransition's, the conditions'): the time of the write that changed it last, when it had events. */
 function latestTime(status: Json): string | undefined {
-  const times = [(status.lastTransition as Json | undefined)?.time, ...((status.conditions as Json[] | undefined) ?? []).map((c) => c.lastTransitionTime)].filter((t): t is string => typeof t === 'string');
-  return times.reduce<string | undefined>((latest, t) => (latest === undefined || Date.parse(t) > Date.parse(latest) ? t : latest), undefined);
+  let latest: string | undefined;
+  let latestMs = -Infinity;
+  for (const time of [(status.lastTransition as Json | undefined)?.time, ...((status.conditions as Json[] | undefined) ?? []).map((c) => c.lastTransitionTime)]) {
+    if (typeof time !== 'string') continue;
+    const ms = Date.parse(time);
+    // A time wins only when it parses later than the one before: ties and times that do not parse keep that one.
+    if (latest === undefined || ms > latestMs) {
+      latest = time;
+      latestMs = ms;
+    }
+  }
+  return latest;
 }
 
 /** `renderPath`'s output (src/machine/path.ts) read back; undefined when it is not of that form. */

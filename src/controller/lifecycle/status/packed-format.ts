@@ -29,10 +29,11 @@ export function isPackedStatus(raw: unknown): raw is Json & { packed: string } {
 export function packStatus(status: Json): Json {
   // A field of that name from another writer would be lost in the reading back: such a status stays as it is.
   if (PACKED_FIELD in status) return status;
-  const fields = Object.entries(status);
-  const kept = Object.fromEntries(fields.filter(([key]) => !packs(key)));
-  const rest = Object.fromEntries(fields.filter(([key]) => packs(key)));
-  return { ...kept, [PACKED_FIELD]: swapQuotes(JSON.stringify(rest)) };
+  const kept: Json = {};
+  const rest: Json = {};
+  for (const key of Object.keys(status)) (packs(key) ? rest : kept)[key] = status[key];
+  kept[PACKED_FIELD] = swapQuotes(JSON.stringify(rest));
+  return kept;
 }
 
 /**
