@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import { lastTransitionSchema, lifecycleStatusSchema, operationStatusSchema, outboxEntrySchema } from './lifecycle-resource.ts';
 import { isRecord } from '../util/is-record.ts';
+import { withoutKeys } from '../util/without-keys.ts';
 
 /** One of okt's objects inside status. */
 export interface OpenObject {
@@ -48,11 +49,11 @@ export function statusToWrite(stored: unknown, next: object): Json {
 /** `next` plus the fields of `stored` okt does not know, where they are still about the same objects. */
 export function withUnknownFields(stored: unknown, next: Json): Json {
   if (!isRecord(stored)) return next;
-  const out: Json = { ...unknownFields(stored, UNKNOWN_FIELDS_KEPT.known), ...next };
+  const out: Json = { ...withoutKeys(stored, UNKNOWN_FIELDS_KEPT.known), ...next };
   for (const [field, shape] of Object.entries(UNKNOWN_FIELDS_KEPT.objects)) {
     const before = stored[field];
     const after = next[field];
-    if (isRecord(before) && isRecord(after) && sameObject(before, after, shape)) out[field] = { ...unknownFields(before, shape.known), ...after };
+    if (isRecord(before) && isRecord(after) && sameObject(before, after, shape)) out[field] = { ...withoutKeys(before, shape.known), ...after };
   }
   for (const [field, shape] of Object.entries(UNKNOWN_FIELDS_KEPT.lists)) {
     const before = stored[field];
@@ -60,15 +61,9 @@ export function withUnknownFields(stored: unknown, next: Json): Json {
     if (!Array.isArray(before) || !Array.isArray(after)) continue;
     out[field] = after.map((entry: unknown) => {
       const old = isRecord(entry) ? before.find((b: unknown) => isRecord(b) && sameObject(b, entry, shape)) : undefined;
-      return old === undefined ? entry : { ...unknownFields(old as Json, shape.known), ...(entry as Json) };
+      return old === undefined ? entry : { ...withoutKeys(old as Json, shape.known), ...(entry as Json) };
     });
   }
-  return out;
-}
-
-function unknownFields(object: Json, known: readonly string[]): Json {
-  const out: Json = {};
-  for (const key of Object.keys(object)) if (!known.includes(key)) out[key] = object[key];
   return out;
 }
 

@@ -14,6 +14,7 @@ import { isOktCondition } from './conditions.ts';
 import { operationId } from './operation.ts';
 import { unpackStatus } from './packed-format.ts';
 import { isRecord } from '../../../util/is-record.ts';
+import { withoutKeys } from '../../../util/without-keys.ts';
 
 type Json = Record<string, unknown>;
 
@@ -291,14 +292,7 @@ export function parsePath(summary: string): string[] | undefined {
 }
 
 
-// These two run on every field of every status read and written: plain loops (Object.entries and
-// fromEntries build an array per field).
-function withoutKeys(object: Json, keys: readonly string[]): Json {
-  const out: Json = {};
-  for (const key of Object.keys(object)) if (!keys.includes(key)) out[key] = object[key];
-  return out;
-}
-
+/** `object` without its undefined fields (a plain loop, as withoutKeys). */
 function defined(object: Json): Json {
   const out: Json = {};
   for (const key of Object.keys(object)) if (object[key] !== undefined) out[key] = object[key];
