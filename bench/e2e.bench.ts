@@ -273,16 +273,15 @@ async function rawPatchRate(raw: RawApi, subject: Subject, loops: number, second
 }
 
 /**
- * 1b. The same status written the way okt writes it: a PUT of /status whose body is the status and
- * what names the object (its uid and the resourceVersion of the loop's last answer the preconditions).
+ * 1b. The same status written the way okt writes it: a PUT of /status, each loop sending back the
+ * object its last answer held (so its resourceVersion is the precondition).
  */
 async function rawUpdateRate(raw: RawApi, subject: Subject, loops: number, seconds: number): Promise<number> {
   const status = transitionStatus(subject);
   const pathOf = (w: number) => resourcePath(subject.resource, subject.rawNamespace, crName(w), 'status');
   const objects = await Promise.all(Array.from({ length: loops }, async (_, w) => JSON.parse((await raw.get(pathOf(w))).toString('utf8')) as KubeObject));
   return writeRate(loops, seconds, async (w, i) => {
-    const { apiVersion, kind, metadata: { name, namespace, uid, resourceVersion } } = objects[w]!;
-    objects[w] = await raw.put(pathOf(w), { apiVersion, kind, metadata: { name, namespace, uid, resourceVersion }, status: { ...status, transition: i } });
+    objects[w] = await raw.put(pathOf(w), { ...objects[w], status: { ...status, transition: i } });
   });
 }
 
