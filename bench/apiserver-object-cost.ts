@@ -8,8 +8,8 @@
 // Each PUT sends back the object its last answer held with one field changed (so etcd writes), as
 // controller-runtime's Status().Update and okt do; okt's packed CR is also PUT with the status alone
 // (a fifth row), what names the object beside it (name, namespace, uid, resourceVersion): cheaper for
-// 1.37, but 1.35 drops the metadata left out from managedFields (src/controller/lifecycle/reconciler.ts). A watch
-// per shape's namespace, as an operator's informer. The rows alternate ROUNDS times (default 5);
+// 1.37, but 1.35 drops the metadata left out from managedFields (src/controller/lifecycle/reconciler.ts).
+// A watch per shape's namespace, as an operator's informer. The rows alternate ROUNDS times (default 5);
 // each figure is its median. A tool to tell whether a write costs the API server per byte or per
 // field, not a goal (the goals' ratios come from `npm run bench -- e2e`).
 //   node bench/apiserver-object-cost.ts [ROUNDS]     OKT_BENCH_SECONDS: seconds per measurement (default 4)
@@ -145,16 +145,20 @@ async function cpuPerWrite(namespace: string, shape: Shape, kind: 'put' | 'patch
   await Promise.all(objects.map(async (_, w) => {
     // Every write changes something: an unchanged object is not written to etcd at all.
     for (let i = 1; performance.now() < deadline; i += 1) {
-      const status = { ...shape.status, observedGeneration: 2 + (i % 2) };
-      const { apiVersion, kind: objectKind, metadata: { name, namespace: objectNamespace, uid, resourceVersion } } = objects[w]!;
-      const body = shape.statusAlone ? { apiVersion, kind: objectKind, metadata: { name, namespace: objectNamespace, uid, resourceVersion }, status } : { ...objects[w], status };
-      if (kind === 'put') objects[w] = await raw.put(resourcePath(RESOURCE, namespace, crName(w), 'status'), body);
+      if (kind === 'put') objects[w] = await raw.put(resourcePath(RESOURCE, namespace, crName(w), 'status'), putBody(objects[w]!, shape, { ...shape.status, observedGeneration: 2 + (i % 2) }));
       else await raw.send('PATCH', resourcePath(RESOURCE, namespace, crName(w)), { spec: { desiredState: i % 2 === 0 ? 'End' : 'Running' } });
       writes += 1;
     }
   }));
   const [after = NaN] = cpuSeconds([apiServer]);
   return ((after - before) * 1000) / writes;
+}
+
+/** The body of a status PUT: the whole object with `status`, or the status alone with what names the object. */
+function putBody(object: KubeObject, shape: Shape, status: Record<string, unknown>): KubeObject {
+  if (!shape.statusAlone) return { ...object, status };
+  const { apiVersion, kind, metadata: { name, namespace, uid, resourceVersion } } = object;
+  return { apiVersion, kind, metadata: { name, namespace, uid, resourceVersion }, status };
 }
 
 function jsonNodes(value: unknown): number {

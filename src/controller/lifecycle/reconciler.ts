@@ -24,7 +24,7 @@ import { SidecarLook } from './sidecar-look.ts';
 import { ReconcileTelemetry } from './telemetry.ts';
 import { classifyStartFailure } from './error-policy.ts';
 import type { DeliveryMark } from './delivery-mark.ts';
-import { parseConditions, parseReadBackStatus, type parseStatus } from './parse-status.ts';
+import { parseConditions, parseReadBackStatus } from './parse-status.ts';
 import { expandStatus } from './status/compact-format.ts';
 import { encodeStatus, storedEncodingOf } from './status/encoding.ts';
 import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
@@ -347,7 +347,7 @@ export class LifecycleController {
   }
 
   /** The graph of the revision the CR is on (whose Service it made), else the operator's. */
-  #revisionGraph(status: ReturnType<typeof parseStatus>): Graph {
+  #revisionGraph(status: ReturnType<typeof parseReadBackStatus>): Graph {
     const revision = status !== undefined && !('invalid' in status) ? status.graphRevision : undefined;
     return modelOfRevision(this.#model, revision)?.graph ?? this.#model.graph;
   }

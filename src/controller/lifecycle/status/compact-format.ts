@@ -291,7 +291,6 @@ export function parsePath(summary: string): string[] | undefined {
   return path;
 }
 
-
 /** `object` without its undefined fields (a plain loop, as withoutKeys). */
 function defined(object: Json): Json {
   const out: Json = {};
