@@ -43,7 +43,7 @@ export const COMPACT_EVENT_MARKS: Readonly<Record<string, readonly number[]>> = 
 export const COMPACT_OPTIONAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
   'conditions[]': ['message', 'lastTransitionTime'],
   operation: ['id', 'node'],
-  lastTransition: ['to', 'generation'],
+  lastTransition: ['from', 'to', 'generation'],
   cycleBrake: ['generation', 'turns', 'at'],
   emitted: ['desired', 'time'],
 };

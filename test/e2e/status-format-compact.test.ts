@@ -49,7 +49,9 @@ test('a CR walked under the compact format: what the rest of its status says is 
     expect(c.observedGeneration).toBe(status.observedGeneration);
     expect(c).not.toHaveProperty('message');
   }
-  expect(status.lastTransition).toMatchObject({ from: 'Servicing' });
+  // Servicing, the node before Running in the path summary.
+  expect(status.lastTransition).toMatchObject({ events: ['Running'] });
+  expect(status.lastTransition).not.toHaveProperty('from');
   expect(status.lastTransition).not.toHaveProperty('to');
   expect(status.lastTransition).not.toHaveProperty('generation');
   expect(status.operation).toMatchObject({ phase: 'Succeeded' });

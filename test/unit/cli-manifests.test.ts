@@ -146,7 +146,7 @@ describe('generateManifests', () => {
     const compact = statusSchema('compact');
     expect(compact.conditions.items.required).toEqual(['type', 'status', 'reason']);
     expect(compact.operation.required).toEqual(['phase']);
-    expect(compact.lastTransition.required).toEqual(['from', 'events', 'time']);
+    expect(compact.lastTransition.required).toEqual(['events', 'time']);
     expect(compact.cycleBrake.required).toBeUndefined();
     expect(compact.emitted.required).toEqual(['events']);
     // The marks of compact events are in the schema: the API server prunes what it does not know.

@@ -25,7 +25,7 @@ describe('the packed status format', () => {
     expect(storedEncodingOf(stored)).toBe('packed');
     expect(Object.keys(stored).sort()).toEqual([...UNPACKED_FIELDS, PACKED_FIELD].sort());
     expect(packed.stored).not.toContain('\\"');
-    expect(stored[PACKED_FIELD]).toContain(`'lastTransition':{'from':'Servicing'`);
+    expect(stored[PACKED_FIELD]).toContain(`'lastTransition':{'events':['Running']`);
     expect(unpackStatus(stored)).toEqual(JSON.parse(compact.stored!));
     expect(expandStatus(stored, 'uid-1')).toEqual(compact.status);
     // As a reader of the public API does it (docs/operator.md, "Status formats").

@@ -66,6 +66,7 @@ export function expandStatus(input: unknown, uid: string): unknown {
   if (stored.observedSequence === undefined && stored.observedEpoch !== undefined) out.observedSequence = 0;
   const last = isRecord(stored.lastTransition) ? { ...stored.lastTransition } : undefined;
   if (last !== undefined) {
+    if (last.from === undefined && path !== undefined && path.length > 1) last.from = path[path.length - 2];
     last.to ??= state;
     last.generation ??= observedGeneration;
     out.lastTransition = last;
@@ -102,6 +103,7 @@ function compactCandidate(status: Json, uid: string): Json | undefined {
   const last = status.lastTransition as Json | undefined;
   if (last !== undefined) {
     const compact = { ...last };
+    if (Array.isArray(status.path) && compact.from === status.path[status.path.length - 2]) delete compact.from;
     if (compact.to === state) delete compact.to;
     if (compact.generation === status.observedGeneration) delete compact.generation;
     out.lastTransition = compact;
