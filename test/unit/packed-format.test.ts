@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { databaseGraph } from '../../graphs/database.ts';
@@ -51,6 +52,15 @@ describe('the packed status format', () => {
     sim.reconcile();
     expect(sim.writes).toBe(writes + 2);
     expect(storedEncodingOf(JSON.parse(sim.stored!))).toBe('packed');
+  });
+
+  test('the CRs a released okt wrote packed read back as those it wrote compact (test/fixtures/released-status), lastTransition.from kept in the string', () => {
+    const fixture = (format: string) => JSON.parse(readFileSync(new URL(`../fixtures/released-status/2026-11-28-1594814-${format}.json`, import.meta.url), 'utf8')) as { resources: Record<string, { status: Record<string, unknown> }> };
+    const [packed, compact] = [fixture('packed'), fixture('compact')];
+    for (const [name, { status }] of Object.entries(packed.resources)) {
+      expect(inString(status).lastTransition, name).toHaveProperty('from');
+      expect(expandStatus(status, 'uid-1'), name).toEqual(expandStatus(compact.resources[name]!.status, 'uid-1'));
+    }
   });
 
   test('quotes of either kind in what it holds read back exactly', () => {
