@@ -15,6 +15,7 @@ export {
   generateCrd,
   generateRbac,
   generateManifests,
+  generateFinalizerPolicy,
   lifecycleSpecSchema,
   lifecycleStatusSchema,
   conditionSchema,
@@ -29,7 +30,7 @@ export {
   sidecarSnippet,
   withOktSidecar,
 } from './kube/index.ts';
-export type { SidecarOptions, SidecarSnippet, StatusFormat, CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
+export type { FinalizerPolicyOptions, SidecarOptions, SidecarSnippet, StatusFormat, CrdNames, Condition, LifecycleSpec, LifecycleStatus, OperationStatus, OutboxEntry } from './kube/index.ts';
 export * from './controller/lifecycle/index.ts';
 export { Manager, Controller, Informer, WorkQueue, LeaderElector, createLogger, createControllerMetrics } from './controller/index.ts';
 

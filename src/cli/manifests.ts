@@ -30,6 +30,7 @@ interface ManifestFlags extends KindGraphFlags {
   hostAlias: string[];
   teardownGrace?: string;
   graphModule?: string;
+  finalizerPolicy: boolean;
 }
 
 export function manifestsCommand(): Command {
@@ -53,6 +54,7 @@ export function manifestsCommand(): Command {
     .option('--teardown-grace <seconds>', 'okt run --teardown-grace: how long after its deletion a CR in a terminating namespace whose sidecar does not answer is released')
     .option('--host-alias <name=ip>', 'resolve NAME to IP in the operator\'s Pod (hostAliases), for a cluster without DNS: e.g. the sink\'s Service name to its ClusterIP; repeatable', collectRepeated, [] as string[])
     .option('--graph-module <path>', 'the graph module\'s path in the image: the operator runs okt run --graph PATH (with --export) instead of reading the graph\'s data from a ConfigMap; needed when the graph declares objects (their render functions are code)')
+    .option('--finalizer-policy', 'add a MutatingAdmissionPolicy (Kubernetes 1.36 and later) that puts okt\'s finalizer on each CR as it is created, in the watched namespaces: okt\'s CRs then carry no managedFields entry of their own for it', false)
     .option('--sidecar-only', 'print only the sidecar container snippet to add to the application\'s Pod spec', false)
     .action(
       runAction('manifests', async (file: string | undefined, flags: ManifestFlags) => {
@@ -91,6 +93,7 @@ export function manifestsCommand(): Command {
           readSecrets: flags.readSecrets,
           sidecarUrlAllow: flags.sidecarUrlAllow,
           hostAliases,
+          finalizerPolicy: flags.finalizerPolicy,
           ...(teardownGraceSeconds === undefined ? {} : { teardownGraceSeconds }),
           ...(flags.sidecarUrl === undefined ? {} : { sidecarUrl: flags.sidecarUrl }),
           ...(graphModule === undefined ? {} : { graphModule }),

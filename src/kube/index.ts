@@ -21,6 +21,8 @@ export type { StatusFormat } from './status-format.ts';
 export { generateRbac, operatorName } from './rbac.ts';
 export type { OperatorRbacOptions } from './rbac.ts';
 export { generateManifests, sidecarSnippet, withOktSidecar } from './manifests.ts';
+export { generateFinalizerPolicy, FINALIZER_POLICY_MIN_KUBERNETES } from './finalizer-policy.ts';
+export type { FinalizerPolicyOptions } from './finalizer-policy.ts';
 export type { SidecarOptions, SidecarSnippet } from './manifests.ts';
 export type { OperatorManifestOptions } from './manifests.ts';
 export * from './transport/index.ts';

@@ -1,6 +1,7 @@
 import type { V1Container, V1PodTemplateSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { SIDECAR_PORT_NAME, type Graph } from '../graph/index.ts';
 import { generateCrd, GRAPH_REVISION_ANNOTATION, resolveCrdNames, type CrdNames } from './crd.ts';
+import { generateFinalizerPolicy } from './finalizer-policy.ts';
 import { generateRbac, operatorLabels, operatorName } from './rbac.ts';
 import { DEFAULT_STATUS_FORMAT } from './status-format.ts';
 
@@ -57,6 +58,11 @@ export interface OperatorManifestOptions {
    * ConfigMap) does not carry. One kind only; then no graph ConfigMap.
    */
   graphModule?: { path: string; export?: string };
+  /**
+   * Add a MutatingAdmissionPolicy and its binding that put okt's finalizer on each CR at its creation
+   * (generateFinalizerPolicy; Kubernetes 1.36 and later), in the watched namespace when there is one.
+   */
+  finalizerPolicy?: boolean;
 }
 
 /** One kind of custom resource and its graph. */
@@ -80,7 +86,7 @@ export function podHostAliases(aliases: readonly HostAlias[]): { ip: string; hos
 /**
  * Everything a cluster needs to run the operator of one graph, or of several kinds each with its graph
  * (in one group and version, as `okt run --kind-graph` takes them), in apply order: the Namespace
- * (optional), RBAC, the CRDs, the graphs as a ConfigMap (so any graph file works with the stock
+ * (optional), RBAC, the CRDs, the finalizer's admission policy (optional), the graphs as a ConfigMap (so any graph file works with the stock
  * image) and the operator Deployment (`okt run`, leader election on, so replicas and rolling
  * updates never reconcile twice at once).
  */
@@ -184,6 +190,7 @@ export function generateManifests(...given: [Graph, CrdNames, OperatorManifestOp
     ...(options.createNamespace ? [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } }] : []),
     ...generateRbac(allNames, { namespace, name, readSecrets: options.readSecrets, objectKinds: kinds.flatMap(({ graph }) => [graph, ...graph.previous].flatMap((served) => served.objects)), ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }),
     ...kinds.map(({ graph, names }) => generateCrd(graph, names)),
+    ...(options.finalizerPolicy === true ? generateFinalizerPolicy(allNames, { name, ...(options.watchNamespace === undefined ? {} : { watchNamespace: options.watchNamespace }) }) : []),
     ...(module !== undefined ? [] : [{
       apiVersion: 'v1',
       kind: 'ConfigMap',

@@ -44,10 +44,9 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
   const labels = operatorLabels(name);
   const subject = { kind: 'ServiceAccount', name, namespace };
   // A rule per group, naming only that group's plurals: one rule of two groups would grant each plural in both.
-  const pluralsByGroup = new Map<string, string[]>();
-  for (const { group, plural } of asList(kinds).map(resolveCrdNames)) pluralsByGroup.set(group, [...(pluralsByGroup.get(group) ?? []), plural]);
+  const byGroup = pluralsByGroup(kinds);
   const rules: Record<string, unknown>[] = [
-    ...[...pluralsByGroup].flatMap(([group, plurals]) => [
+    ...[...byGroup].flatMap(([group, plurals]) => [
       // Informer (list, watch), the one read on a conflict (get), finalizer and spec patches, the
       // deletion at a leaf reached through the spec (OKT's "on End: delete it").
       { apiGroups: [group], resources: plurals, verbs: ['get', 'list', 'watch', 'patch', 'update', 'delete'] },
@@ -102,12 +101,12 @@ export function generateRbac(kinds: CrdNames | readonly CrdNames[], options: Ope
  * per kind, selected by okt's graph label: an object someone deleted or changed is put back).
  */
 function objectRules(kinds: readonly { apiVersion: string; kind: string }[]): Record<string, unknown>[] {
-  const pluralsByGroup = new Map<string, Set<string>>();
+  const byGroup = new Map<string, Set<string>>();
   for (const { apiVersion, kind } of kinds) {
     const { group, plural } = kindResource(apiVersion, kind);
-    pluralsByGroup.set(group, (pluralsByGroup.get(group) ?? new Set()).add(plural));
+    byGroup.set(group, (byGroup.get(group) ?? new Set()).add(plural));
   }
-  return [...pluralsByGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals].sort(), verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }));
+  return [...byGroup].map(([group, plurals]) => ({ apiGroups: [group], resources: [...plurals].sort(), verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] }));
 }
 
 /** `get` on Secrets in the one watched namespace: CRs name their token Secret there (spec.sidecar.tokenSecretRef). */
@@ -128,6 +127,13 @@ function secretReader(name: string, namespace: string, labels: Record<string, st
 /** The labels of everything generated for one operator. */
 export function operatorLabels(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': 'okt', 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': 'okt' };
+}
+
+/** The plurals of the kinds, by API group: a rule per group names only its own. */
+export function pluralsByGroup(kinds: CrdNames | readonly CrdNames[]): Map<string, string[]> {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, plural } of asList(kinds).map(resolveCrdNames)) byGroup.set(group, [...(byGroup.get(group) ?? []), plural]);
+  return byGroup;
 }
 
 function asList(kinds: CrdNames | readonly CrdNames[]): readonly CrdNames[] {

@@ -6,6 +6,8 @@ import { crdNamesFromFlags } from '../../src/cli/crd-names.ts';
 import { runCommand } from '../../src/cli/run.ts';
 import { toYamlDocuments } from '../../src/cli/output.ts';
 import { generateCrd } from '../../src/kube/crd.ts';
+import { generateFinalizerPolicy } from '../../src/kube/finalizer-policy.ts';
+import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { generateManifests, sidecarSnippet } from '../../src/kube/manifests.ts';
 import { generateRbac } from '../../src/kube/rbac.ts';
 import { STATUS_FORMAT_ANNOTATION, statusFormatOf } from '../../src/kube/status-format.ts';
@@ -68,6 +70,35 @@ describe('generateManifests', () => {
     expect(docs[6]).toEqual(generateCrd(databaseGraph, names));
     expect(JSON.parse(docs[7]!.data['graph.json'])).toEqual(databaseGraph.toData());
     expect(generateManifests(databaseGraph, names, { ...options, createNamespace: false }).map((d) => d.kind)).not.toContain('Namespace');
+  });
+
+  it('with finalizerPolicy, adds the finalizer\'s MutatingAdmissionPolicy and binding after the CRDs, on CREATE of the kinds only, in the watched namespace', () => {
+    const docs = generateManifests(databaseGraph, names, { ...options, finalizerPolicy: true, watchNamespace: 'apps' }) as Doc[];
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'CustomResourceDefinition',
+      'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding', 'ConfigMap', 'Deployment',
+    ]);
+    const [policy, binding] = [docs[7]!, docs[8]!];
+    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(policy.metadata.name).toBe('okt-database-finalizer');
+    expect(policy.spec.failurePolicy).toBe('Ignore');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([{ apiGroups: ['okt.dev'], apiVersions: ['*'], operations: ['CREATE'], resources: ['databases'] }]);
+    expect(policy.spec.mutations).toEqual([{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: `Object{metadata: Object.metadata{finalizers: ["${LIFECYCLE_FINALIZER}"]}}` } }]);
+    expect(binding.spec).toEqual({
+      policyName: 'okt-database-finalizer',
+      matchResources: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['apps'] }] } },
+    });
+    expect(generateManifests(databaseGraph, names, options).map((d) => d.kind)).not.toContain('MutatingAdmissionPolicy');
+  });
+
+  it('binds the finalizer policy to every namespace without a watched one, and names each group\'s plurals in a rule of its own', () => {
+    const other = { group: 'ops.example.com', version: 'v1', kind: 'Cache' };
+    const [policy, binding] = generateFinalizerPolicy([names, { ...names, kind: 'Reconciliation' }, other], { name: 'ops' }) as Doc[];
+    expect(policy!.metadata.name).toBe('ops-finalizer');
+    expect(policy!.spec.matchConstraints.resourceRules.map((r: Doc) => [r.apiGroups, r.resources])).toEqual([[['okt.dev'], ['databases', 'reconciliations']], [['ops.example.com'], ['caches']]]);
+    expect(binding!.spec).toEqual({ policyName: 'ops-finalizer' });
+    const labelled = generateFinalizerPolicy(names, { namespaceLabels: { team: 'a' } })[1] as Doc;
+    expect(labelled.spec.matchResources).toEqual({ namespaceSelector: { matchLabels: { team: 'a' } } });
   });
 
   it('runs `okt run` with the graph from the ConfigMap, leader election and the token file', () => {

@@ -113,14 +113,23 @@ function finishOnceDelivered(work: StatusDraft, effects: StepEffects, finish: No
 // The reconciler's part.
 
 /**
- * The finalizers to set on first sight, when the finalizer is missing: it goes on before anything runs,
- * so deletion can always drive the application down. A CR whose sidecar the operator refuses gets none
- * until it names one it can use: nothing ran for it, so its deletion has nothing to drive down.
+ * The finalizers to set, when okt's is to go on or off (else undefined). It goes on at first sight,
+ * before anything runs, so deletion can always drive the application down. A CR the operator does
+ * not drive (its spec unreadable, its sidecar refused) gets none while nothing ran or was made for it,
+ * and loses one an admission policy put on at its creation (okt manifests --finalizer-policy): its
+ * deletion has nothing to drive down, so it never waits.
  */
-export function finalizersToAdd(metadata: ObjectMeta, sidecarRefused: boolean): string[] | undefined {
+export function finalizersWanted(metadata: ObjectMeta, driven: boolean, written: ResourceView['status']): string[] | undefined {
   const finalizers = metadata.finalizers ?? [];
-  if (metadata.deletionTimestamp !== undefined || finalizers.includes(LIFECYCLE_FINALIZER) || sidecarRefused) return undefined;
-  return [...finalizers, LIFECYCLE_FINALIZER];
+  const held = finalizers.includes(LIFECYCLE_FINALIZER);
+  if (driven) return held || metadata.deletionTimestamp !== undefined ? undefined : [...finalizers, LIFECYCLE_FINALIZER];
+  return held && untouched(written) ? finalizersReleased(metadata) : undefined;
+}
+
+/** Nothing ran or was made for the CR: no status yet (or conditions only), or one that never left the entry node (which has no action) and records no object. */
+function untouched(written: ResourceView['status']): boolean {
+  if (written === undefined) return true;
+  return !('invalid' in written) && written.transition === 0 && written.operation === undefined && (written.objects ?? []).length === 0;
 }
 
 /** A deleted resource whose finalizer is gone already (released, or never set): nothing left to do. */

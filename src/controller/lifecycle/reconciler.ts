@@ -3,6 +3,7 @@ import { sidecarServiceUrl, type Graph } from '../../graph/index.ts';
 import { traceparentOf } from '../../events/index.ts';
 import {
   describeIssues,
+  LIFECYCLE_FINALIZER,
   lifecycleSpecSchema,
   type LifecycleSpec,
   type LifecycleStatus,
@@ -27,7 +28,7 @@ import type { DeliveryMark } from './delivery-mark.ts';
 import { parseConditions, parseReadBackStatus } from './parse-status.ts';
 import { expandStatus } from './status/compact-format.ts';
 import { encodeStatus, storedEncodingOf } from './status/encoding.ts';
-import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersToAdd, logReleased, released } from './cleanup.ts';
+import { DEFAULT_TEARDOWN_GRACE_MS, deletionView, finalizersReleased, finalizersWanted, logReleased, released } from './cleanup.ts';
 import { MIGRATE_ANNOTATION, modelOfRevision } from './model.ts';
 import { NodeObjects, type LifecycleObject, type LookRender } from './objects/node-objects.ts';
 import type { OwnedObjects } from './objects/owned.ts';
@@ -278,26 +279,22 @@ export class LifecycleController {
     // Deleted by this controller: nothing to do until the watch brings the deletion.
     if (!deleting && this.#deleted.has(uid)) return;
 
-    const spec = lifecycleSpecSchema.safeParse(obj.spec ?? {});
-    if (!spec.success) {
-      await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
-      return;
-    }
     // Parsed once per look: the metadata patch below leaves the status as it is (its resourceVersion precondition says so).
     const written = parseReadBackStatus(this.#readBack(obj));
+    const spec = lifecycleSpecSchema.safeParse(obj.spec ?? {});
+    if (!spec.success) {
+      obj = await this.#keepFinalizer(obj, finalizersWanted(metadata, false, written), false, ctx.log);
+      if (!released(obj.metadata)) await this.#writeUnreadableSpec(obj, describeIssues('spec', spec.error));
+      return;
+    }
     const renderedAs = this.#objects.renderedAs(obj);
     const resolved = await this.#sidecars.forSpec(spec.data, metadata.namespace ?? '', renderedAs && sidecarServiceUrl(this.#revisionGraph(written), renderedAs));
-    const finalizers = finalizersToAdd(metadata, resolved.kind === 'refused');
     // A shard labels the CRs it takes with their key (with the finalizer when that goes on too); an
     // unsharded operator leaves them unkeyed (the label and its managed field cost every write), and a
     // shard started later takes them from its view of unkeyed CRs.
     const addKey = this.#options.shard !== undefined && metadata.labels?.[SHARD_KEY_LABEL] === undefined && !deleting;
-    if (finalizers !== undefined || addKey) {
-      obj = await this.#patchMetadata(obj, {
-        ...(finalizers !== undefined ? { finalizers } : {}),
-        ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(uid)) } } : {}),
-      });
-    }
+    obj = await this.#keepFinalizer(obj, finalizersWanted(metadata, resolved.kind !== 'refused', written), addKey, ctx.log);
+    if (released(obj.metadata)) return;
     const resource = this.#eventResource(key, obj, spec.data);
     const events = this.#options.events;
     // Only what is written: a held record's event goes out once its write succeeded.
@@ -528,6 +525,20 @@ export class LifecycleController {
       resourceVersion: obj.metadata.resourceVersion ?? '',
       subresource: 'status',
     }));
+  }
+
+  /**
+   * Puts okt's finalizer on or takes it off (finalizersWanted), with the shard's key when that goes on
+   * too, in one patch; the CR as it then is. Taken off a deleted CR, that releases it.
+   */
+  async #keepFinalizer(obj: LifecycleObject, finalizers: string[] | undefined, addKey: boolean, log: Logger): Promise<LifecycleObject> {
+    if (finalizers === undefined && !addKey) return obj;
+    const patched = await this.#patchMetadata(obj, {
+      ...(finalizers !== undefined ? { finalizers } : {}),
+      ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(obj.metadata.uid ?? '')) } } : {}),
+    });
+    if (finalizers !== undefined && !finalizers.includes(LIFECYCLE_FINALIZER)) log.info('not driven and nothing ran for it: finalizer removed');
+    return patched;
   }
 
   async #patchMetadata(obj: LifecycleObject, metadata: Record<string, unknown>): Promise<LifecycleObject> {
