@@ -26,7 +26,7 @@ import { KubeTransport, type KubeObject } from '../src/kube/transport/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar } from '../sidecar/noop.ts';
 import {
-  CONCURRENCY, CONTROLLER_RUNTIME_PEER, CRDS, ONE_NODE_PER_EDIT, PEER_MODULE, ROUNDS, RawApi, createNamespace, createResources,
+  CONCURRENCY, CONTROLLER_RUNTIME_PEER, CRDS, ONE_NODE_PER_EDIT, PEER_MODULE, ROUNDS, RawApi, createNamespace, createResources, installFinalizerPolicy,
   crName, fixed, medianRound, peerWalk, walk, type PeerFigures, type Plane, type Subject, type WalkFigures,
 } from './e2e.bench.ts';
 import { STACKS, stackGraph } from './objects-graph.ts';
@@ -72,6 +72,7 @@ export async function run(): Promise<Record<string, number>> {
     await setup.create(CRDS, undefined, generateCrd(stackGraph, { ...STACKS, statusFormat: 'lean' }) as KubeObject);
     await waitFor('the Stack CRD to be served', async () => (await setup.list(STACKS, { limit: 1 }).then(() => true, () => undefined)), { timeoutMs: 60_000 });
     await setup.close();
+    await installFinalizerPolicy(raw, [STACKS]);
     // The raw baseline's CRs (status patches around each walk): no operator looks at them.
     await createNamespace(raw, subject.rawNamespace);
     await createResources(raw, subject.rawNamespace, CONCURRENCY, { desiredState: subject.firstHop, resource: STACKS });
