@@ -537,7 +537,7 @@ export class LifecycleController {
       ...(finalizers !== undefined ? { finalizers } : {}),
       ...(addKey ? { labels: { [SHARD_KEY_LABEL]: String(shardKeyOf(obj.metadata.uid ?? '')) } } : {}),
     });
-    if (finalizers !== undefined && !finalizers.includes(LIFECYCLE_FINALIZER)) log.info('not driven and nothing ran for it: finalizer removed');
+    if (finalizers !== undefined && !finalizers.includes(LIFECYCLE_FINALIZER)) log.info('sidecar refused or spec unreadable, and nothing ran or was made for it: finalizer removed, so its deletion does not wait');
     return patched;
   }
 
