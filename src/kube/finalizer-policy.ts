@@ -14,6 +14,8 @@ export interface FinalizerPolicyOptions {
   watchNamespace?: string;
   /** Only CRs created in namespaces these labels select: default every namespace (or watchNamespace). */
   namespaceLabels?: Record<string, string>;
+  /** Only CRs created with these labels: those of an operator run with `okt run --label-selector` of them. */
+  crLabels?: Record<string, string>;
 }
 
 /**
@@ -30,6 +32,10 @@ export function generateFinalizerPolicy(kinds: CrdNames | readonly CrdNames[], o
   const namespaceSelector = {
     ...(options.namespaceLabels === undefined ? {} : { matchLabels: options.namespaceLabels }),
     ...(options.watchNamespace === undefined ? {} : { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [options.watchNamespace] }] }),
+  };
+  const matchResources = {
+    ...(Object.keys(namespaceSelector).length === 0 ? {} : { namespaceSelector }),
+    ...(options.crLabels === undefined ? {} : { objectSelector: { matchLabels: options.crLabels } }),
   };
   return [
     {
@@ -53,7 +59,7 @@ export function generateFinalizerPolicy(kinds: CrdNames | readonly CrdNames[], o
       apiVersion: FINALIZER_POLICY_API_VERSION,
       kind: 'MutatingAdmissionPolicyBinding',
       metadata: { name, labels },
-      spec: { policyName: name, ...(Object.keys(namespaceSelector).length === 0 ? {} : { matchResources: { namespaceSelector } }) },
+      spec: { policyName: name, ...(Object.keys(matchResources).length === 0 ? {} : { matchResources }) },
     },
   ];
 }

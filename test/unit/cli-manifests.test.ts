@@ -91,7 +91,7 @@ describe('generateManifests', () => {
     expect(generateManifests(databaseGraph, names, options).map((d) => d.kind)).not.toContain('MutatingAdmissionPolicy');
   });
 
-  it('binds the finalizer policy to every namespace without a watched one, and names each group\'s plurals in a rule of its own', () => {
+  it('binds the finalizer policy to every namespace without a watched one, to the CRs of given labels when asked, and names each group\'s plurals in a rule of its own', () => {
     const other = { group: 'ops.example.com', version: 'v1', kind: 'Cache' };
     const [policy, binding] = generateFinalizerPolicy([names, { ...names, kind: 'Reconciliation' }, other], { name: 'ops' }) as Doc[];
     expect(policy!.metadata.name).toBe('ops-finalizer');
@@ -99,6 +99,11 @@ describe('generateManifests', () => {
     expect(binding!.spec).toEqual({ policyName: 'ops-finalizer' });
     const labelled = generateFinalizerPolicy(names, { namespaceLabels: { team: 'a' } })[1] as Doc;
     expect(labelled.spec.matchResources).toEqual({ namespaceSelector: { matchLabels: { team: 'a' } } });
+    const selected = generateFinalizerPolicy(names, { watchNamespace: 'apps', crLabels: { shard: 'a' } })[1] as Doc;
+    expect(selected.spec.matchResources).toEqual({
+      namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['apps'] }] },
+      objectSelector: { matchLabels: { shard: 'a' } },
+    });
   });
 
   it('runs `okt run` with the graph from the ConfigMap, leader election and the token file', () => {

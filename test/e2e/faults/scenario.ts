@@ -18,6 +18,7 @@ import { databaseGraphAt, databaseRenamed } from '../../fixtures/database-revisi
 import type { ControlPlane } from '../../../src/cluster/index.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createNamespace, e2eKubeconfigPath, mergePatch } from '../helpers/cluster.ts';
+import { installFinalizerPolicy } from '../helpers/finalizer-policy.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { conditionOf, databaseCrdIn, DATABASES, lifecycleObjects, type DatabaseObject } from '../helpers/lifecycle.ts';
 import { applyCrd } from '../helpers/crd.ts';
@@ -60,6 +61,8 @@ export interface Scenario {
   idempotent: boolean;
   /** The status format of the databases' CRD and operators; the suite's reads expand it. */
   statusFormat: StatusFormat;
+  /** okt's finalizer policy in force (okt manifests --finalizer-policy): the CRs are created with the finalizer. */
+  finalizerPolicy: boolean;
   faults: Fault[];
 }
 
@@ -135,6 +138,8 @@ export interface ScenarioBounds {
   /** Faults beyond one of each kind. */
   extraFaults: { min: number; max: number };
   replicas: readonly number[];
+  /** Whether runs have okt's finalizer policy in force (only where the release serves it); default never. */
+  finalizerPolicy?: readonly boolean[];
 }
 
 /** Walks: into the Running/Servicing loop, around it, and to where deletion finds it (Running, Servicing or Stopping); faults spread over the walk. */
@@ -143,8 +148,8 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
     .tuple(fc.array(fc.constantFrom(...LOOPED), { minLength: bounds.loops.min, maxLength: bounds.loops.max }), fc.constantFrom('Running', 'Servicing', 'Stopping'))
     .map(([loop, last]) => [...loop, last].filter((t, i, all) => i === 0 || all[i - 1] !== t));
   return fc
-    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean(), statusFormat: fc.constantFrom(...STATUS_FORMATS) })
-    .chain(({ walks, replicas, idempotent, statusFormat }) => {
+    .record({ walks: fc.array(walk, { minLength: bounds.crs.min, maxLength: bounds.crs.max }), replicas: fc.constantFrom(...bounds.replicas), idempotent: fc.boolean(), statusFormat: fc.constantFrom(...STATUS_FORMATS), finalizerPolicy: fc.constantFrom(...(bounds.finalizerPolicy ?? [false])) })
+    .chain(({ walks, replicas, idempotent, statusFormat, finalizerPolicy }) => {
       const total = walks.reduce((sum, w) => sum + walkTransitions(w), 0);
       // A graph upgrade lands mid-walk, on CRs of revision 1 already moving; a cycle while the walker
       // still moves CRs between Running and Servicing (it starts with such a move), and a sidecar switch
@@ -160,7 +165,7 @@ export function scenarioArbitrary(bounds: ScenarioBounds): fc.Arbitrary<Scenario
       const faults = fc
         .tuple(fc.tuple(...bounds.kinds.map(faultOf)), fc.array(fc.constantFrom(...repeatable).chain(faultOf), { minLength: bounds.extraFaults.min, maxLength: bounds.extraFaults.max }))
         .map(([each, extra]) => [...each, ...extra].sort((a, b) => a.afterTransitions - b.afterTransitions));
-      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), statusFormat: fc.constant(statusFormat), faults });
+      return fc.record({ walks: fc.constant(walks), replicas: fc.constant(replicas), idempotent: fc.constant(idempotent), statusFormat: fc.constant(statusFormat), finalizerPolicy: fc.constant(finalizerPolicy), faults });
     });
 }
 
@@ -234,10 +239,12 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
   const started = Date.now();
   const { kc } = env;
   const dbs: RunDatabases = { kc, resource: databasesIn(scenario.statusFormat) };
-  env.log(`run in the ${scenario.statusFormat} status format (${dbs.resource.group})`);
+  env.log(`run in the ${scenario.statusFormat} status format (${dbs.resource.group})${scenario.finalizerPolicy ? ', okt\'s finalizer policy in force' : ''}`);
   await applyCrd(kc, databaseCrdIn(dbs.resource, scenario.statusFormat));
   const namespace = await createNamespace(kc, 'okt-faults');
   const runLabel = { 'okt-faults': namespace };
+  // Before any CR of the run is created: each then has okt's finalizer from its creation.
+  const removePolicy = scenario.finalizerPolicy ? await installFinalizerPolicy(kc, dbs.resource, namespace, runLabel) : undefined;
   const fillsDisk = scenario.faults.some((f) => f.kind === 'disk-full');
   // Upgrading: the sidecar has actions under both names before the operators roll (graph-upgrade.test.ts says why).
   const upgrading = scenario.faults.some((f) => f.kind === 'graph-upgrade');
@@ -429,6 +436,7 @@ export async function runScenario(env: RunEnvironment, scenario: Scenario): Prom
     await teardown?.stop();
     await network?.close();
     await sink.close();
+    await removePolicy?.();
   }
 }
 
