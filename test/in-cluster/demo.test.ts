@@ -11,7 +11,9 @@ test('npm start -- --in-cluster --ci: one CR makes PostgreSQL with its sidecar, 
   const { stdout } = await run('npm', ['start', '--', '--in-cluster', '--ci'], { cwd: REPO, timeout: 900_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
   expect(stdout).toMatch(/node okt-node Ready/);
   // The operator's manifests hold no application object, and no graph ConfigMap: the operator loads the graph module from its image.
-  expect(stdout).toMatch(/applied Namespace, ServiceAccount, ClusterRole, .*CustomResourceDefinition, Deployment;/);
+  expect(stdout).toMatch(/applied Namespace, ServiceAccount, ClusterRole, .*CustomResourceDefinition, MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, Deployment;/);
+  // okt manifests --finalizer-policy: the finalizer is on as the API server created the CR, and no managedFields entry owns it.
+  expect(stdout).toContain('created database/demo with spec.desiredState=Running; finalizers ["okt.dev/lifecycle"], owned by no managedFields entry (the finalizer policy put it on)');
   expect(stdout).toMatch(/no cluster DNS here: --host-alias okt-events\.okt-demo\.svc=10\.0\.0\.\d+\n/);
   // The sidecar's URL is the Service the CR made: no spec.sidecar.url, no --sidecar-url.
   expect(stdout).toMatch(/no cluster DNS here: --host-alias demo\.okt-demo\.svc=10\.0\.0\.\d+ \(the Service database\/demo made\)/);

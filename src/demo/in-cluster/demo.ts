@@ -115,7 +115,7 @@ export class InClusterDemo {
       const before = arrivals(desired);
       if (i === 0) {
         await applyYaml(this.#kubeconfig(), JSON.stringify(databaseCr(desired)));
-        this.#out.info(`  created database/${DEMO_CR_NAME} with spec.desiredState=${desired}`);
+        this.#out.info(`  created database/${DEMO_CR_NAME} with spec.desiredState=${desired}; ${await this.#finalizerAtCreation()}`);
         await this.#aliasTheSidecar();
       } else {
         await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'patch', `database/${DEMO_CR_NAME}`, '--type=merge', '-p', JSON.stringify({ spec: { desiredState: desired } })]);
@@ -137,7 +137,7 @@ export class InClusterDemo {
       `  kubectl get nodes; kubectl get pods -A -o wide`,
       `  kubectl -n ${APP_NAMESPACE} get ${KINDS},persistentvolumes   # the kept claim, bound`,
       `  kubectl -n ${OPERATOR_NAMESPACE} logs deploy/${OPERATOR_DEPLOYMENT}      # the operator`,
-      `  npx okt manifests ${GRAPH_FILE} --group okt.dev --version v1alpha1 --kind Database --graph-module ${GRAPH_MODULE}   # what was applied`,
+      `  npx okt manifests ${GRAPH_FILE} --group okt.dev --version v1alpha1 --kind Database --graph-module ${GRAPH_MODULE} --finalizer-policy   # what was applied`,
     ].join('\n');
   }
 
@@ -189,6 +189,14 @@ export class InClusterDemo {
     this.#aliases.push(alias);
     await this.#applyOperator();
     this.#out.info(`  no cluster DNS here: --host-alias ${alias} (the Service database/${DEMO_CR_NAME} made), the operator applied again`);
+  }
+
+  /** Where the CR's finalizer came from: put on as the API server created it (the finalizer policy), no managedFields entry owning it. */
+  async #finalizerAtCreation(): Promise<string> {
+    const out = await kubectl(this.#kubeconfig(), ['-n', APP_NAMESPACE, 'get', `database/${DEMO_CR_NAME}`, '-o', 'json', '--show-managed-fields']);
+    const { metadata } = JSON.parse(out) as { metadata: { finalizers?: string[]; managedFields?: { manager: string; fieldsV1?: { 'f:metadata'?: Record<string, unknown> } }[] } };
+    const owners = (metadata.managedFields ?? []).filter((e) => e.fieldsV1?.['f:metadata']?.['f:finalizers'] !== undefined).map((e) => e.manager);
+    return `finalizers ${JSON.stringify(metadata.finalizers ?? [])}, owned by ${owners.length === 0 ? 'no managedFields entry (the finalizer policy put it on)' : owners.join(', ')}`;
   }
 
   /** What the CR made, as `kubectl get -o name` says it (okt's label names the owner). */
@@ -258,11 +266,14 @@ export class InClusterDemo {
   }
 }
 
-/** The operator's `okt manifests` flags, as docs/cli.md shows them, plus host aliases where there is no DNS: no --sidecar-url (the CR's Service is where its sidecar is). */
+/**
+ * The operator's `okt manifests` flags, as docs/cli.md shows them, plus host aliases where there is no DNS: no --sidecar-url (the CR's Service is where its sidecar is).
+ * With --finalizer-policy: a release that provisions a node (1.37.2) serves its MutatingAdmissionPolicy.
+ */
 export function manifestArgs(hostAliases: readonly string[]): string[] {
   return [
     'manifests', GRAPH_FILE, '--graph-module', GRAPH_MODULE, '--group', 'okt.dev', '--version', 'v1alpha1', '--kind', 'Database', '--short-names', 'odb',
-    '--image', OKT_IMAGE, '--namespace', OPERATOR_NAMESPACE, '--watch-namespace', APP_NAMESPACE, '--sink', SINK_URL,
+    '--image', OKT_IMAGE, '--namespace', OPERATOR_NAMESPACE, '--watch-namespace', APP_NAMESPACE, '--sink', SINK_URL, '--finalizer-policy',
     ...hostAliases.flatMap((alias) => ['--host-alias', alias]),
   ];
 }
