@@ -132,9 +132,12 @@ test('a graph whose action raises a cycle is braked: few transitions, a conditio
   const heldId = held.status!.operation!.id;
   await objects.patchSpec(namespace, 'loop', { retry: 'go' });
   const released = await waitForObject(objects, namespace, 'loop', 'the brake released', (obj) => obj.status?.observedGeneration === 2);
-  expect(conditionOf(released, 'CycleBrake')).toBeUndefined();
+  // The first look at generation 2 may come after its free turns, on a loaded machine (CI, 1.35.4: 5 turns
+  // within one poll): then the brake is engaged again, but under generation 2, never generation 1's.
+  const engaged = conditionOf(released, 'CycleBrake');
+  if (engaged === undefined) expect(released.status?.operation?.notBefore).toBeUndefined();
+  else expect(engaged).toMatchObject({ observedGeneration: 2, message: expect.stringMatching(/ turns since generation 2[;,]/) });
   expect(released.status?.cycleBrake === undefined || released.status.cycleBrake.generation === 2).toBe(true);
-  expect(released.status?.operation?.notBefore).toBeUndefined();
   await waitForObject(objects, namespace, 'loop', `the held ${heldId} started`, () => sidecar.operations.get(heldId) !== undefined, 5_000);
   // Braked again after its free turns, under the new generation, with one more CloudEvent.
   await waitForObject(objects, namespace, 'loop', 'braked again', (obj) => conditionOf(obj, 'CycleBrake')?.observedGeneration === 2);
