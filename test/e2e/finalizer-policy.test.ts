@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { compareVersions } from '../../src/cluster/kubernetes-version.ts';
-import { FINALIZER_POLICY_MIN_KUBERNETES } from '../../src/kube/finalizer-policy.ts';
+import { FINALIZER_POLICY_MIN_KUBERNETES, generateFinalizerPolicy } from '../../src/kube/finalizer-policy.ts';
 import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { okt } from '../fixtures/okt-process.ts';
 import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, e2eKubernetesVersion, kubectl, waitFor } from './helpers/index.ts';
-import { conditionOf, DATABASES, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from './helpers/lifecycle.ts';
+import { conditionOf, DATABASES, databaseCrdIn, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from './helpers/lifecycle.ts';
 import { spawnOperator, stopGracefully } from './helpers/operator-process.ts';
 
 const kc = e2eKubeConfig();
@@ -91,6 +91,34 @@ if (served) describe(`okt manifests --finalizer-policy, on Kubernetes ${FINALIZE
     expect(already.metadata.finalizers).toEqual([LIFECYCLE_FINALIZER]);
     const outside = await createdBy('dry-run', elsewhere, 'outside', { desiredState: 'Running' });
     expect(outside.metadata.finalizers).toBeUndefined();
+  });
+
+  test('a CRD created after the policy: a creation is refused only as docs/operator.md says (no such kind yet, or 503 naming the kind until the policy\'s plugin has read its schema), then a CR is created with the finalizer', async () => {
+    const fresh = { ...DATABASES, group: `${namespace}.fpolicy.e2e.okt.dev` };
+    const crdName = `${fresh.plural}.${fresh.group}`;
+    await kubectl(['apply', '-f', '-'], generateFinalizerPolicy([fresh], { name: `${name}-fresh`, watchNamespace: namespace }).map((d) => JSON.stringify(d)).join('\n'));
+    try {
+      // Not applyCrd, which waits until the kind is served: the first creations go out at once.
+      await kubectl(['create', '-f', '-'], JSON.stringify(databaseCrdIn(fresh)));
+      const manifest = JSON.stringify({ apiVersion: `${fresh.group}/${fresh.version}`, kind: fresh.kind, metadata: { name: 'first' }, spec: { desiredState: 'Running' } });
+      const refusals: string[] = [];
+      const created = await waitFor('a CR of the new CRD created', async () => {
+        try {
+          return JSON.parse(await kubectl(['create', '-n', namespace, '--dry-run=server', '-o', 'json', '-f', '-'], manifest)) as DatabaseObject;
+        } catch (error) {
+          refusals.push((error as Error).message);
+          return undefined;
+        }
+      }, 30_000, 100);
+      expect(created.metadata.finalizers).toEqual([LIFECYCLE_FINALIZER]);
+      // Before the CRD is served, kubectl finds no such kind; then, while the plugin has not read its schema, the 503.
+      for (const refusal of refusals) {
+        expect(refusal).toMatch(new RegExp(`no matches for kind "Database" in version "${fresh.group.replaceAll('.', '\\.')}/v1alpha1"|Resource kind ${fresh.group.replaceAll('.', '\\.')}/v1alpha1, Kind=Database not found\\. There can be a delay between when CustomResourceDefinitions are created and when they are available\\.`));
+      }
+    } finally {
+      await kubectl(['delete', 'crd', crdName, '--ignore-not-found', '--wait=false']);
+      await kubectl(['delete', 'mutatingadmissionpolicybinding,mutatingadmissionpolicy', `${name}-fresh-finalizer`, '--ignore-not-found']);
+    }
   });
 
   test('a CR whose sidecar okt refuses loses the finalizer the policy put on: nothing ran for it, so its deletion does not wait', async () => {

@@ -114,6 +114,7 @@ export class InClusterDemo {
       const started = Date.now();
       const before = arrivals(desired);
       if (i === 0) {
+        await this.#admitted(JSON.stringify(databaseCr(desired)));
         await applyYaml(this.#kubeconfig(), JSON.stringify(databaseCr(desired)));
         this.#out.info(`  created database/${DEMO_CR_NAME} with spec.desiredState=${desired}; ${await this.#finalizerAtCreation()}`);
         await this.#aliasTheSidecar();
@@ -189,6 +190,22 @@ export class InClusterDemo {
     this.#aliases.push(alias);
     await this.#applyOperator();
     this.#out.info(`  no cluster DNS here: --host-alias ${alias} (the Service database/${DEMO_CR_NAME} made), the operator applied again`);
+  }
+
+  /**
+   * Waits until the API server would create the CR (`kubectl create --dry-run=server`): for a few
+   * seconds after its CRD is created, the finalizer policy's plugin does not know the kind yet (it
+   * reads CRDs' schemas from /openapi/v3 every 5 s) and refuses with 503 (docs/operator.md, "The
+   * finalizer at creation").
+   */
+  async #admitted(manifest: string): Promise<void> {
+    const started = Date.now();
+    await waitFor('the API server to admit a database (a dry-run creation)', async () => {
+      await kubectl(this.#kubeconfig(), ['create', '--dry-run=server', '-f', '-'], manifest);
+      return true;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    const waited = Date.now() - started;
+    if (waited >= 1_000) this.#out.info(`  waited ${Math.round(waited / 1000)} s for the API server to admit a database (the finalizer policy's plugin reads a new CRD's schema every 5 s)`);
   }
 
   /** Where the CR's finalizer came from: put on as the API server created it (the finalizer policy), no managedFields entry owning it. */
