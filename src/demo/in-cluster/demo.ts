@@ -195,8 +195,8 @@ export class InClusterDemo {
   /**
    * Waits until the API server would create the CR (`kubectl create --dry-run=server`): for a few
    * seconds after its CRD is created, the finalizer policy's plugin does not know the kind yet (it
-   * reads CRDs' schemas from /openapi/v3 every 5 s) and refuses with 503 (docs/operator.md, "The
-   * finalizer at creation").
+   * reads CRDs' schemas from /openapi/v3 every 5 s) and refuses with 503 (see
+   * docs/operator.md, section "The finalizer at creation").
    */
   async #admitted(manifest: string): Promise<void> {
     const started = Date.now();
