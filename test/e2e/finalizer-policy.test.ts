@@ -9,16 +9,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { compareVersions } from '../../src/cluster/kubernetes-version.ts';
 import { FINALIZER_POLICY_MIN_KUBERNETES, generateFinalizerPolicy } from '../../src/kube/finalizer-policy.ts';
 import { LIFECYCLE_FINALIZER } from '../../src/kube/lifecycle-resource.ts';
 import { okt } from '../fixtures/okt-process.ts';
-import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, e2eKubernetesVersion, kubectl, waitFor } from './helpers/index.ts';
+import { finalizerPolicyServed, removeFinalizerPolicy } from './helpers/finalizer-policy.ts';
+import { createNamespace, e2eKubeConfig, e2eKubeconfigPath, kubectl, waitFor } from './helpers/index.ts';
 import { conditionOf, DATABASES, databaseCrdIn, installDatabaseCrd, startNoopSidecar, waitForDatabase, waitForGone, type DatabaseObject } from './helpers/lifecycle.ts';
 import { spawnOperator, stopGracefully } from './helpers/operator-process.ts';
 
 const kc = e2eKubeConfig();
-const served = compareVersions(e2eKubernetesVersion(), FINALIZER_POLICY_MIN_KUBERNETES) >= 0;
+const served = finalizerPolicyServed();
 const resource = `${DATABASES.plural}.${DATABASES.group}`;
 let namespace = '';
 let elsewhere = '';
@@ -65,7 +65,7 @@ if (served) describe(`okt manifests --finalizer-policy, on Kubernetes ${FINALIZE
   afterAll(async () => {
     if (operator !== undefined) await stopGracefully(operator, 5_000);
     await sidecar?.close();
-    await kubectl(['delete', 'mutatingadmissionpolicybinding,mutatingadmissionpolicy', `${name}-finalizer`, '--ignore-not-found']);
+    await removeFinalizerPolicy(name);
   });
 
   test('a CR is created with the finalizer and no managedFields entry for it; okt walks it, and its deletion drives it down and releases it', async () => {
@@ -117,7 +117,7 @@ if (served) describe(`okt manifests --finalizer-policy, on Kubernetes ${FINALIZE
       }
     } finally {
       await kubectl(['delete', 'crd', crdName, '--ignore-not-found', '--wait=false']);
-      await kubectl(['delete', 'mutatingadmissionpolicybinding,mutatingadmissionpolicy', `${name}-fresh-finalizer`, '--ignore-not-found']);
+      await removeFinalizerPolicy(`${name}-fresh`);
     }
   });
 

@@ -114,8 +114,9 @@ export class InClusterDemo {
       const started = Date.now();
       const before = arrivals(desired);
       if (i === 0) {
-        await this.#admitted(JSON.stringify(databaseCr(desired)));
-        await applyYaml(this.#kubeconfig(), JSON.stringify(databaseCr(desired)));
+        const manifest = JSON.stringify(databaseCr(desired));
+        await this.#admitted(manifest);
+        await applyYaml(this.#kubeconfig(), manifest);
         this.#out.info(`  created database/${DEMO_CR_NAME} with spec.desiredState=${desired}; ${await this.#finalizerAtCreation()}`);
         await this.#aliasTheSidecar();
       } else {

@@ -24,7 +24,10 @@ export async function installFinalizerPolicy(kc: KubeConfig, resource: Lifecycle
     const created = (await api.createNamespacedCustomObject({ group: resource.group, version: resource.version, plural: resource.plural, namespace, body: probe, dryRun: 'All' })) as { metadata: { finalizers?: string[] } };
     return (created.metadata.finalizers ?? []).includes(LIFECYCLE_FINALIZER) || undefined;
   });
-  return async () => {
-    await kubectl(['delete', 'mutatingadmissionpolicybinding,mutatingadmissionpolicy', `${name}-finalizer`, '--ignore-not-found']);
-  };
+  return () => removeFinalizerPolicy(name);
+}
+
+/** Deletes the finalizer policy and binding generateFinalizerPolicy made under base name `name` (`<name>-finalizer`), if there. */
+export async function removeFinalizerPolicy(name: string): Promise<void> {
+  await kubectl(['delete', 'mutatingadmissionpolicybinding,mutatingadmissionpolicy', `${name}-finalizer`, '--ignore-not-found']);
 }
