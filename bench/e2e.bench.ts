@@ -164,7 +164,7 @@ const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
  * (V8 compiles the code they run as it goes): okt run's CPU per transition was 0.88 ms over the walk of
  * its first 1,000 CRs (run F), 0.65 ms after this warm-up (run G, its warm-up walk 0.655 ms).
  */
-const WARM_UP = Number(process.env.OKT_BENCH_E2E_WARM_UP ?? 2000);
+export const WARM_UP = Number(process.env.OKT_BENCH_E2E_WARM_UP ?? 2000);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
 const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'packed', 'OKT_BENCH_E2E_STATUS_FORMAT');
 const LATENCY_CRS = 100;
@@ -260,7 +260,7 @@ export async function createNamespace(raw: RawApi, name: string, labels?: Record
 const OKT_NAMESPACE_LABELS = { 'bench.okt.dev/operator': 'okt' };
 
 /** A namespace okt walks CRs in (see installFinalizerPolicy). */
-const createOktNamespace = (raw: RawApi, name: string) => createNamespace(raw, name, OKT_NAMESPACE_LABELS);
+export const createOktNamespace = (raw: RawApi, name: string) => createNamespace(raw, name, OKT_NAMESPACE_LABELS);
 
 const ADMISSION_V1 = '/apis/admissionregistration.k8s.io/v1';
 
@@ -358,7 +358,7 @@ async function writeRate(loops: number, seconds: number, write: (loop: number, i
 }
 
 /** Resolves when every expected CR sits at `desired`, Ready, for its current generation, as the operator's cache shows it. */
-class ReadinessTracker {
+export class ReadinessTracker {
   #desired = '';
   #pending = new Set<string>();
   #resolve: (() => void) | undefined;
@@ -430,7 +430,7 @@ export function operatorFor(bench: Plane, subject: Subject, namespace: string, e
 }
 
 /** The HTTP requests the sidecar has answered, every route but its /metrics. */
-async function sidecarRequests(sidecar: NoopSidecar): Promise<number> {
+export async function sidecarRequests(sidecar: NoopSidecar): Promise<number> {
   return Object.values(await sidecarRequestCounts(sidecar)).reduce((sum, n) => sum + n, 0);
 }
 
@@ -480,7 +480,7 @@ export interface WalkFigures {
 const SETTLE_MS = 2_000;
 
 /** Resolves once `count()` has not moved for SETTLE_MS and `idle()` holds (two minutes at most). */
-async function settled(count: () => number | Promise<number>, idle: () => boolean = () => true): Promise<void> {
+export async function settled(count: () => number | Promise<number>, idle: () => boolean = () => true): Promise<void> {
   let last = await count();
   let since = performance.now();
   for (const until = performance.now() + 120_000; performance.now() < until;) {
@@ -638,9 +638,9 @@ async function requestsUntilSettled(bench: Plane, subject: Subject, before: { ap
 }
 
 /** The multi-hop walk of the CRs `names` (Running -> End, one spec edit each), until the bench's informer sees each at End, Ready. */
-async function walkToEnd(bench: Plane, tracker: ReadinessTracker, namespace: string, names: readonly string[], timeoutMs: number): Promise<void> {
+export async function walkToEnd(raw: RawApi, tracker: ReadinessTracker, namespace: string, names: readonly string[], timeoutMs: number): Promise<void> {
   const ready = tracker.expect(names, 'End', timeoutMs);
-  await inParallel(names.length, CONCURRENCY, (i) => bench.raw.send('PATCH', dbPath(namespace, names[i]!), { spec: { desiredState: 'End' } }));
+  await inParallel(names.length, CONCURRENCY, (i) => raw.send('PATCH', dbPath(namespace, names[i]!), { spec: { desiredState: 'End' } }));
   await ready;
 }
 
@@ -685,7 +685,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0, 
     let warmUpOperatorCpuMsPerTransition: number | undefined;
     if (warmUp > 0) {
       const warmUpBefore = operatorCpu();
-      await walkToEnd(bench, tracker, namespace, warmNames, timeoutMs);
+      await walkToEnd(bench.raw, tracker, namespace, warmNames, timeoutMs);
       warmUpOperatorCpuMsPerTransition = ((operatorCpu() - warmUpBefore) * 1000) / (warmUp * MULTI_HOP.transitions);
       await settled(async () => (await reconciles()) + (await sidecarRequests(bench.database.sidecar)));
     }
@@ -694,7 +694,7 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0, 
     const selfBefore = process.cpuUsage();
     const start = performance.now();
     const profile = profiled ? apiServerProfileOf(bench, WALK_PROFILE_SECONDS) : undefined;
-    await walkToEnd(bench, tracker, namespace, names, timeoutMs);
+    await walkToEnd(bench.raw, tracker, namespace, names, timeoutMs);
     const transitions = count * MULTI_HOP.transitions;
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
