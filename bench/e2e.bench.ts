@@ -134,7 +134,7 @@ export interface Walk {
 /** One node per spec edit, each node with an action: a commit write and a Ready write per transition. */
 export const ONE_NODE_PER_EDIT: Walk = { id: 'walk', created: 'Running', createdTransitions: 1, steps: ['Servicing', 'Running', 'Stopping'], transitions: 3 };
 /** Running -> End in one spec edit: two transitions; the middle node's completion rides on the next commit. */
-const MULTI_HOP: Walk = { id: 'multihop', created: 'Running', createdTransitions: 1, steps: ['End'], transitions: 2 };
+export const MULTI_HOP: Walk = { id: 'multihop', created: 'Running', createdTransitions: 1, steps: ['End'], transitions: 2 };
 /**
  * The chain, Start -> End in one spec edit: nine transitions, each step's completion riding on the next
  * commit, the leaf Ready in its own: what a walk costs when transitions, not spec edits, dominate.
@@ -166,7 +166,7 @@ const WORKERS = Number(process.env.OKT_BENCH_E2E_WORKERS ?? 64);
  */
 export const WARM_UP = Number(process.env.OKT_BENCH_E2E_WARM_UP ?? 2000);
 const CONNECTIONS = Number(process.env.OKT_BENCH_E2E_CONNECTIONS ?? 16);
-const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'packed', 'OKT_BENCH_E2E_STATUS_FORMAT');
+export const STATUS_FORMAT = parseStatusFormat(process.env.OKT_BENCH_E2E_STATUS_FORMAT ?? 'packed', 'OKT_BENCH_E2E_STATUS_FORMAT');
 const LATENCY_CRS = 100;
 const SIDECAR_OPERATIONS = 400;
 /** CRs moved one at a time (twice each) before the 100 move at once. */
@@ -264,6 +264,12 @@ export const createOktNamespace = (raw: RawApi, name: string) => createNamespace
 
 const ADMISSION_V1 = '/apis/admissionregistration.k8s.io/v1';
 
+/** Creates the two objects of generateFinalizerPolicy (the policy, then its binding). */
+export async function createFinalizerPolicy(raw: RawApi, [policy, binding]: readonly object[]): Promise<void> {
+  await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicies`, policy);
+  await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicybindings`, binding);
+}
+
 /**
  * okt's finalizer policy (`okt manifests --finalizer-policy`, docs/operator.md "The finalizer at
  * creation") for okt's namespaces, where the API server serves it (Kubernetes 1.36 and later), as an
@@ -273,10 +279,8 @@ const ADMISSION_V1 = '/apis/admissionregistration.k8s.io/v1';
 export async function installFinalizerPolicy(raw: RawApi, resources: readonly LifecycleResourceRef[]): Promise<boolean> {
   const served = JSON.parse((await raw.get(ADMISSION_V1)).toString()) as { resources: { name: string }[] };
   if (!served.resources.some((r) => r.name === 'mutatingadmissionpolicies')) return false;
-  const [policy, binding] = generateFinalizerPolicy(resources, { name: 'okt-bench', namespaceLabels: OKT_NAMESPACE_LABELS });
   const probed = resources[0]!;
-  await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicies`, policy);
-  await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicybindings`, binding);
+  await createFinalizerPolicy(raw, generateFinalizerPolicy(resources, { name: 'okt-bench', namespaceLabels: OKT_NAMESPACE_LABELS }));
   // The API server takes a new policy up from its informer, a moment after it is stored: a dry-run creation says when.
   const probe = 'e2e-finalizer-policy-probe';
   await createOktNamespace(raw, probe);
@@ -355,6 +359,16 @@ async function writeRate(loops: number, seconds: number, write: (loop: number, i
     }
   }));
   return done / ((performance.now() - start) / 1000);
+}
+
+/**
+ * Edits spec.desiredState of the CRs `names` of `resource` to `desired` (CONCURRENCY at once) and waits
+ * until `tracker` sees each there, Ready; `wait` wraps that wait (a peer's, failing as soon as it exits).
+ */
+export async function moveAll(raw: RawApi, tracker: ReadinessTracker, resource: LifecycleResourceRef, namespace: string, names: readonly string[], desired: string, timeoutMs: number, wait = (ready: Promise<void>) => ready): Promise<void> {
+  const ready = tracker.expect(names, desired, timeoutMs);
+  await inParallel(names.length, CONCURRENCY, (i) => raw.send('PATCH', resourcePath(resource, namespace, names[i]!), { spec: { desiredState: desired } }));
+  await wait(ready);
 }
 
 /** Resolves when every expected CR sits at `desired`, Ready, for its current generation, as the operator's cache shows it. */
@@ -519,7 +533,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
     const start = performance.now();
     const first = operator.transport.counters.snapshot();
     const firstByVerb = { ...operator.transport.counters.byVerb };
-    let ready = tracker.expect(names, route.created, timeoutMs);
+    const ready = tracker.expect(names, route.created, timeoutMs);
     await createResources(bench.raw, namespace, count, { desiredState: route.created, resource: subject.resource });
     await ready;
     // The steady state: the finalizer and first-sight writes are behind; every CR rests, Ready.
@@ -529,11 +543,7 @@ export async function walk(bench: Plane, subject: Subject, count: number, route:
     const selfBefore = process.cpuUsage();
     const reconcilesBefore = await reconcileCounts(operator);
     const sidecarBefore = await sidecarRequests(subject.sidecar);
-    for (const desired of route.steps) {
-      ready = tracker.expect(names, desired, timeoutMs);
-      await inParallel(count, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(subject.resource, namespace, crName(i)), { spec: { desiredState: desired } }));
-      await ready;
-    }
+    for (const desired of route.steps) await moveAll(bench.raw, tracker, subject.resource, namespace, names, desired, timeoutMs);
     const seconds = (performance.now() - start) / 1000;
     const steadySeconds = (performance.now() - steadyStart) / 1000;
     const self = process.cpuUsage(selfBefore);
@@ -637,11 +647,35 @@ async function requestsUntilSettled(bench: Plane, subject: Subject, before: { ap
   return { api: operatorRequests(delta, subject.resource.group, specEdits), byKind, sidecar: (await sidecarRequests(subject.sidecar)) - before.sidecar };
 }
 
-/** The multi-hop walk of the CRs `names` (Running -> End, one spec edit each), until the bench's informer sees each at End, Ready. */
-export async function walkToEnd(raw: RawApi, tracker: ReadinessTracker, namespace: string, names: readonly string[], timeoutMs: number): Promise<void> {
-  const ready = tracker.expect(names, 'End', timeoutMs);
-  await inParallel(names.length, CONCURRENCY, (i) => raw.send('PATCH', dbPath(namespace, names[i]!), { spec: { desiredState: 'End' } }));
-  await ready;
+/** The arguments of an `okt run` of the checkout at `root` (its bin/okt.js and graph) on the databases of `namespace`, as the like-for-like walk runs it, and `more`. */
+export function oktRunArgs(root: string, namespace: string, sidecar: { url: string; tokenFile: string }, more: readonly string[] = []): string[] {
+  return [
+    path.join(root, 'bin/okt.js'), 'run', '--graph', path.join(root, 'graphs/database.ts'),
+    '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
+    '--workers', String(WORKERS), '--log-level', 'warn', '--status-format', STATUS_FORMAT,
+    '--sidecar-url', sidecar.url, '--sidecar-token-file', sidecar.tokenFile, ...more,
+  ];
+}
+
+/**
+ * `count` databases and `warmUp` more created at Running in `namespace` for the `okt run` processes
+ * watching it; the `warmUp` ones walked Running -> End (WARM_UP) and the operators settled (`quiet`
+ * unmoved for SETTLE_MS). The names of the `count` to measure, the time a walk of them may take, and
+ * the operators' CPU ms per transition of the warm-up walk (`operatorCpu`: their CPU seconds so far).
+ */
+export async function createWarmedUp(raw: RawApi, tracker: ReadinessTracker, namespace: string, count: number, warmUp: number, operatorCpu: () => number, quiet: () => Promise<number>): Promise<{ names: string[]; timeoutMs: number; warmUpCpuMsPerTransition?: number }> {
+  const names = Array.from({ length: count }, (_, i) => crName(i));
+  const warmNames = Array.from({ length: warmUp }, (_, i) => crName(count + i));
+  const timeoutMs = 60_000 + (count + warmUp) * 300;
+  const created = tracker.expect([...names, ...warmNames], MULTI_HOP.created, timeoutMs);
+  await createResources(raw, namespace, count + warmUp);
+  await created;
+  if (warmUp === 0) return { names, timeoutMs };
+  const before = operatorCpu();
+  await moveAll(raw, tracker, RESOURCE, namespace, warmNames, 'End', timeoutMs);
+  const warmUpCpuMsPerTransition = ((operatorCpu() - before) * 1000) / (warmUp * MULTI_HOP.transitions);
+  await settled(quiet);
+  return { names, timeoutMs, warmUpCpuMsPerTransition };
 }
 
 /**
@@ -663,38 +697,25 @@ async function oktRunWalk(bench: Bench, count: number, { shards = 1, round = 0, 
   informer.start();
   const metricsPorts = await freePorts(shards);
   const operators: ChildProcess[] = metricsPorts.map((port, i) =>
-    spawn(process.execPath, [
-      fileURLToPath(new URL('../bin/okt.js', import.meta.url)), 'run', '--graph', fileURLToPath(new URL('../graphs/database.ts', import.meta.url)),
-      '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
-      '--shard', `${i}/${shards}`, '--workers', String(WORKERS), '--health-port', String(port), '--health-host', '127.0.0.1', '--log-level', 'warn', '--status-format', STATUS_FORMAT,
-      '--sidecar-url', bench.database.sidecar.url, '--sidecar-token-file', tokenFile,
-    ], { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
+    spawn(process.execPath, oktRunArgs(fileURLToPath(new URL('..', import.meta.url)), namespace, { url: bench.database.sidecar.url, tokenFile }, [
+      '--shard', `${i}/${shards}`, '--health-port', String(port), '--health-host', '127.0.0.1',
+    ]), { env: { ...process.env, KUBECONFIG: bench.kubeconfigPath }, stdio: 'ignore' }),
   );
   const reconciles = async () => (await Promise.all(metricsPorts.map(processReconciles))).reduce((sum, n) => sum + n, 0);
   try {
     await informer.waitForSync();
-    const names = Array.from({ length: count }, (_, i) => crName(i));
-    const warmNames = Array.from({ length: warmUp }, (_, i) => crName(count + i));
-    const timeoutMs = 60_000 + (count + warmUp) * 300;
-    let ready = tracker.expect([...names, ...warmNames], MULTI_HOP.created, timeoutMs);
-    await createResources(bench.raw, namespace, count + warmUp);
-    await ready;
     const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
     const pids = [...operators.map((o) => o.pid ?? NaN), bench.pids[apiServer]?.pid ?? NaN];
     const operatorCpu = () => cpuSeconds(pids.slice(0, -1)).reduce((sum, s) => sum + s, 0);
-    let warmUpOperatorCpuMsPerTransition: number | undefined;
-    if (warmUp > 0) {
-      const warmUpBefore = operatorCpu();
-      await walkToEnd(bench.raw, tracker, namespace, warmNames, timeoutMs);
-      warmUpOperatorCpuMsPerTransition = ((operatorCpu() - warmUpBefore) * 1000) / (warmUp * MULTI_HOP.transitions);
-      await settled(async () => (await reconciles()) + (await sidecarRequests(bench.database.sidecar)));
-    }
+    const { names, timeoutMs, warmUpCpuMsPerTransition: warmUpOperatorCpuMsPerTransition } = await createWarmedUp(
+      bench.raw, tracker, namespace, count, warmUp, operatorCpu, async () => (await reconciles()) + (await sidecarRequests(bench.database.sidecar)),
+    );
     const before = { api: await apiServerRequestCounts((p) => bench.raw.get(p)), sidecar: await sidecarRequests(bench.database.sidecar), reconciles: await reconciles() };
     const cpuBefore = cpuSeconds(pids);
     const selfBefore = process.cpuUsage();
     const start = performance.now();
     const profile = profiled ? apiServerProfileOf(bench, WALK_PROFILE_SECONDS) : undefined;
-    await walkToEnd(bench.raw, tracker, namespace, names, timeoutMs);
+    await moveAll(bench.raw, tracker, RESOURCE, namespace, names, 'End', timeoutMs);
     const transitions = count * MULTI_HOP.transitions;
     const perSecond = transitions / ((performance.now() - start) / 1000);
     const self = process.cpuUsage(selfBefore);
@@ -910,18 +931,14 @@ export async function peerWalk(bench: Plane, subject: Subject, side: Peer, binar
     const names = Array.from({ length: count }, (_, i) => crName(i));
     const warmNames = Array.from({ length: warmUp }, (_, i) => crName(count + i));
     const timeoutMs = 60_000 + (count + warmUp) * 300;
-    let ready = tracker.expect([...names, ...warmNames], route.created, timeoutMs);
+    const ready = tracker.expect([...names, ...warmNames], route.created, timeoutMs);
     await createResources(bench.raw, namespace, count + warmUp, { desiredState: route.created, resource });
     await peer.orExit(ready);
     let statsBefore = await settledStats(peer, count + warmUp);
     const apiServer = bench.pids.findIndex((p) => p.name === 'kube-apiserver');
     const pids = [peer.child.pid ?? NaN, bench.pids[apiServer]?.pid ?? NaN];
     const walk = async (walked: readonly string[]) => {
-      for (const desired of route.steps) {
-        ready = tracker.expect(walked, desired, timeoutMs);
-        await inParallel(walked.length, CONCURRENCY, (i) => bench.raw.send('PATCH', resourcePath(resource, namespace, walked[i]!), { spec: { desiredState: desired } }));
-        await peer.orExit(ready);
-      }
+      for (const desired of route.steps) await moveAll(bench.raw, tracker, resource, namespace, walked, desired, timeoutMs, (moved) => peer.orExit(moved));
     };
     let warmUpCpuMsPerTransition: number | undefined;
     if (warmUp > 0) {
@@ -1236,14 +1253,10 @@ async function walkInFormat(bench: Bench, statusFormat: StatusFormat): Promise<s
   try {
     const tracker = new ReadinessTracker(operator.lifecycle.informer);
     const names = [crName(0)];
-    let ready = tracker.expect(names, ONE_NODE_PER_EDIT.created, 60_000);
+    const ready = tracker.expect(names, ONE_NODE_PER_EDIT.created, 60_000);
     await createResources(bench.raw, namespace, 1, { desiredState: ONE_NODE_PER_EDIT.created });
     await ready;
-    for (const desired of WALK) {
-      ready = tracker.expect(names, desired, 60_000);
-      await bench.raw.send('PATCH', dbPath(namespace, crName(0)), { spec: { desiredState: desired } });
-      await ready;
-    }
+    for (const desired of WALK) await moveAll(bench.raw, tracker, RESOURCE, namespace, names, desired, 60_000);
   } finally {
     await operator.stop();
   }

@@ -10,11 +10,10 @@ import { generateCrd } from '../src/kube/crd.ts';
 import { generateFinalizerPolicy } from '../src/kube/finalizer-policy.ts';
 import { LIFECYCLE_FINALIZER } from '../src/kube/lifecycle-resource.ts';
 import { resourcePath } from '../src/kube/transport/index.ts';
-import { CRDS, RawApi, createNamespace } from './e2e.bench.ts';
+import { CRDS, RawApi, createFinalizerPolicy, createNamespace } from './e2e.bench.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 4);
 const NAMESPACE = 'policy-window';
-const ADMISSION_V1 = '/apis/admissionregistration.k8s.io/v1';
 
 const plane = await startControlPlane({ progress: (line) => process.stderr.write(`${line}\n`) });
 const kc = new KubeConfig();
@@ -24,9 +23,7 @@ try {
   await createNamespace(raw, NAMESPACE);
   for (let round = 0; round < ROUNDS; round++) {
     const resource = { group: `w${round}.okt.dev`, version: 'v1', plural: 'databases', kind: 'Database' } as const;
-    const [policy, binding] = generateFinalizerPolicy([resource], { name: `window-${round}` });
-    await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicies`, policy);
-    await raw.send('POST', `${ADMISSION_V1}/mutatingadmissionpolicybindings`, binding);
+    await createFinalizerPolicy(raw, generateFinalizerPolicy([resource], { name: `window-${round}` }));
     // The policy in force before its CRD exists: what is measured is the CRD's delay alone.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const created = performance.now();

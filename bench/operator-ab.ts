@@ -3,7 +3,8 @@
 // sidecar in this process, in a fresh namespace per walk (okt's finalizer policy in force where the
 // release serves it), warmed up as the e2e bench's like-for-like walk is (OKT_BENCH_E2E_WARM_UP CRs,
 // default 2000, created with the COUNT measured and walked Running -> End first, then settled), then
-// COUNT CRs walked Running -> End, readiness seen by an informer of this process; the process's CPU
+// COUNT CRs walked Running -> End (okt run as that walk runs it: OKT_BENCH_E2E_WORKERS,
+// OKT_BENCH_E2E_STATUS_FORMAT), readiness seen by an informer of this process; the process's CPU
 // (utime + stime from /proc) per transition of that walk. The sides alternate, the first of each pair
 // turned each pair; prints every pair's B/A and the median of them. A tool to tell a cut of a few
 // percent apart, not a goal: run a checkout against itself first, the spread of its pairs is the
@@ -21,7 +22,7 @@ import { generateCrd } from '../src/kube/crd.ts';
 import { KubeTransport, type KubeObject } from '../src/kube/transport/index.ts';
 import { waitFor } from '../src/util/wait-for.ts';
 import { startNoopSidecar } from '../sidecar/noop.ts';
-import { cpuSeconds, createOktNamespace, createResources, CRDS, crName, installFinalizerPolicy, RawApi, ReadinessTracker, RESOURCE, settled, sidecarRequests, walkToEnd, WARM_UP } from './e2e.bench.ts';
+import { cpuSeconds, createOktNamespace, createWarmedUp, CRDS, installFinalizerPolicy, moveAll, MULTI_HOP, oktRunArgs, RawApi, ReadinessTracker, RESOURCE, sidecarRequests, STATUS_FORMAT, WARM_UP } from './e2e.bench.ts';
 
 const [aDir, bDir, pairsArg, countArg] = process.argv.slice(2);
 if (aDir === undefined || bDir === undefined) throw new Error('usage: node bench/operator-ab.ts A_DIR B_DIR [PAIRS] [COUNT]');
@@ -36,7 +37,7 @@ const transport = await KubeTransport.fromKubeConfig(kc);
 const raw = await RawApi.open(kc, 64);
 const dir = mkdtempSync(path.join(tmpdir(), 'okt-bench-ab-'));
 try {
-  await transport.create(CRDS, undefined, generateCrd(databaseGraph, { ...RESOURCE, statusFormat: 'packed' }) as KubeObject);
+  await transport.create(CRDS, undefined, generateCrd(databaseGraph, { ...RESOURCE, statusFormat: STATUS_FORMAT }) as KubeObject);
   await waitFor('the CRD served', async () => transport.list(RESOURCE, { limit: 1 }).then(() => true, () => undefined), { timeoutMs: 60_000 });
   const policy = await installFinalizerPolicy(raw, [RESOURCE]);
   console.log(`okt's finalizer policy ${policy ? 'in force' : 'not served by this release'}; ${COUNT} CRs walked Running -> End after a warm-up of ${WARM_UP}`);
@@ -51,27 +52,17 @@ try {
     const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
     const tracker = new ReadinessTracker(informer);
     informer.start();
-    const operator = spawn(process.execPath, [
-      path.join(checkout, 'bin/okt.js'), 'run', '--graph', path.join(checkout, 'graphs/database.ts'),
-      '--group', RESOURCE.group, '--version', RESOURCE.version, '--kind', RESOURCE.kind, '--namespace', namespace,
-      '--workers', '64', '--health-port', '-1', '--log-level', 'warn', '--status-format', 'packed',
-      '--sidecar-url', sidecar.url, '--sidecar-token-file', tokenFile,
-    ], { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: 'ignore' });
+    const operator = spawn(process.execPath, oktRunArgs(checkout, namespace, { url: sidecar.url, tokenFile }, ['--health-port', '-1']), {
+      env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: 'ignore',
+    });
     try {
       await informer.waitForSync();
-      const names = Array.from({ length: COUNT }, (_, i) => crName(i));
-      const warmNames = Array.from({ length: WARM_UP }, (_, i) => crName(COUNT + i));
-      const timeoutMs = 60_000 + (COUNT + WARM_UP) * 300;
-      const created = tracker.expect([...names, ...warmNames], 'Running', timeoutMs);
-      await createResources(raw, namespace, COUNT + WARM_UP);
-      await created;
-      if (WARM_UP > 0) await walkToEnd(raw, tracker, namespace, warmNames, timeoutMs);
       const cpu = () => cpuSeconds([operator.pid ?? NaN])[0] ?? NaN;
       // Quiet: the warm-up's last long-polls answered.
-      await settled(() => sidecarRequests(sidecar));
+      const { names, timeoutMs } = await createWarmedUp(raw, tracker, namespace, COUNT, WARM_UP, cpu, () => sidecarRequests(sidecar));
       const before = cpu();
-      await walkToEnd(raw, tracker, namespace, names, timeoutMs);
-      return ((cpu() - before) * 1000) / (COUNT * 2);
+      await moveAll(raw, tracker, RESOURCE, namespace, names, 'End', timeoutMs);
+      return ((cpu() - before) * 1000) / (COUNT * MULTI_HOP.transitions);
     } finally {
       operator.kill('SIGKILL');
       await informer.stop();
