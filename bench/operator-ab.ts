@@ -8,7 +8,8 @@
 // (utime + stime from /proc) per transition of that walk. The sides alternate, the first of each pair
 // turned each pair; prints every pair's B/A and the median of them. A tool to tell a cut of a few
 // percent apart, not a goal: run a checkout against itself first, the spread of its pairs is the
-// resolution. Each checkout needs its node_modules.
+// resolution. Each checkout needs its node_modules. OKT_AB_A_NODE_FLAGS and OKT_AB_B_NODE_FLAGS give a
+// side's process Node's and V8's flags (a checkout against itself with a flag on one side judges that flag).
 //   node bench/operator-ab.ts A_DIR B_DIR [PAIRS (default 6)] [COUNT (default 1000)]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -28,6 +29,8 @@ const [aDir, bDir, pairsArg, countArg] = process.argv.slice(2);
 if (aDir === undefined || bDir === undefined) throw new Error('usage: node bench/operator-ab.ts A_DIR B_DIR [PAIRS] [COUNT]');
 const PAIRS = Number(pairsArg ?? 6);
 const COUNT = Number(countArg ?? 1000);
+/** Node's and V8's flags for each side's process (OKT_AB_A_NODE_FLAGS, OKT_AB_B_NODE_FLAGS, space-separated): to judge a runtime flag on one checkout. */
+const NODE_FLAGS = { a: nodeFlags(process.env.OKT_AB_A_NODE_FLAGS), b: nodeFlags(process.env.OKT_AB_B_NODE_FLAGS) };
 
 const plane = await startControlPlane({ progress: () => {} });
 const sidecar = await startNoopSidecar({ graph: databaseGraph, actions: 'module', maxActiveOperations: 256, retainOperations: 1_000_000 });
@@ -52,7 +55,7 @@ try {
     const informer = new Informer<KubeObject>({ transport, resource: RESOURCE, namespace, logger: createLogger({ level: 'silent' }) });
     const tracker = new ReadinessTracker(informer);
     informer.start();
-    const operator = spawn(process.execPath, oktRunArgs(checkout, namespace, { url: sidecar.url, tokenFile }, ['--health-port', '-1']), {
+    const operator = spawn(process.execPath, [...NODE_FLAGS[side], ...oktRunArgs(checkout, namespace, { url: sidecar.url, tokenFile }, ['--health-port', '-1'])], {
       env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: 'ignore',
     });
     try {
@@ -69,6 +72,7 @@ try {
     }
   };
 
+  if (NODE_FLAGS.a.length + NODE_FLAGS.b.length > 0) console.log(`node flags: A ${NODE_FLAGS.a.join(' ') || '(none)'}, B ${NODE_FLAGS.b.join(' ') || '(none)'}`);
   const median = (xs: readonly number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const ratios: number[] = [];
   for (let pair = 0; pair < PAIRS; pair++) {
@@ -87,4 +91,8 @@ try {
   await transport.close();
   await sidecar.close();
   await plane.stop();
+}
+
+function nodeFlags(value: string | undefined): string[] {
+  return (value ?? '').split(' ').filter((flag) => flag !== '');
 }
