@@ -29,8 +29,9 @@ export function isPackedStatus(raw: unknown): raw is Json & { packed: string } {
 export function packStatus(status: Json): Json {
   // A field of that name from another writer would be lost in the reading back: such a status stays as it is.
   if (PACKED_FIELD in status) return status;
-  const kept: Json = {};
-  const rest: Json = {};
+  // Without a prototype: a field named __proto__ (JSON.parse reads one as a field) stays a field.
+  const kept: Json = Object.create(null) as Json;
+  const rest: Json = Object.create(null) as Json;
   for (const key of Object.keys(status)) (packs(key) ? rest : kept)[key] = status[key];
   kept[PACKED_FIELD] = swapQuotes(JSON.stringify(rest));
   return kept;
