@@ -2,14 +2,14 @@
 // checkout (its bin/okt.js and graphs/database.ts) on the stage of bench/okt-run-stage.ts (one control
 // plane started here, one no-op sidecar in this process), in a fresh namespace per walk, warmed up as
 // the e2e bench's like-for-like walk is (OKT_BENCH_E2E_WARM_UP CRs, default 2000, created with the
-// COUNT measured and walked Running -> End first, then settled), then
-// COUNT CRs walked Running -> End (okt run as that walk runs it: OKT_BENCH_E2E_WORKERS,
-// OKT_BENCH_E2E_STATUS_FORMAT), readiness seen by an informer of this process; the process's CPU
-// (utime + stime from /proc) per transition of that walk. The sides alternate, the first of each pair
-// turned each pair; prints every pair's B/A and the median of them. A tool to judge a cut that one e2e
-// run cannot, not a goal: run a checkout against itself first, the spread of its pairs is the
-// resolution (docs/benchmarks.md: about 10% on a 2-core VM). Each checkout needs its node_modules. OKT_AB_A_NODE_FLAGS and OKT_AB_B_NODE_FLAGS give a
-// side's process Node's and V8's flags (a checkout against itself with a flag on one side judges that flag).
+// COUNT measured and walked Running -> End first, then settled), then COUNT CRs walked Running -> End
+// (okt run as that walk runs it: OKT_BENCH_E2E_WORKERS, OKT_BENCH_E2E_STATUS_FORMAT), readiness seen
+// by an informer of this process; the process's CPU (utime + stime from /proc) per transition of that
+// walk. The sides alternate, the first of each pair turned each pair; prints every pair's B/A and the
+// median of them. A tool to judge a cut that one e2e run cannot, not a goal: run a checkout against
+// itself first, the spread of its pairs is the resolution (docs/benchmarks.md: about 10% on a 2-core
+// VM). Each checkout needs its node_modules. OKT_AB_A_NODE_FLAGS and OKT_AB_B_NODE_FLAGS give a side's
+// process Node's and V8's flags (a checkout against itself with a flag on one side judges that flag).
 //   node bench/operator-ab.ts A_DIR B_DIR [PAIRS (default 6)] [COUNT (default 1000)]
 import { moveAll, MULTI_HOP, RESOURCE, WARM_UP } from './e2e.bench.ts';
 import { startOktRunStage, startWarmOktRun } from './okt-run-stage.ts';

@@ -1,7 +1,8 @@
 // What an `okt run` process allocates per transition, and what of it outlives V8's young generation:
 // the process as the e2e bench's like-for-like walk runs it (warmed up the same way), on the stage of
-// bench/okt-run-stage.ts (a control plane started here, a no-op sidecar in this process), under V8's sampling heap profiler (over the
-// inspector, --inspect on a free loopback port) during two walks of COUNT CRs Running -> End: the first
+// bench/okt-run-stage.ts (a control plane started here, a no-op sidecar in this process), under V8's
+// sampling heap profiler (over the inspector, --inspect on a free loopback port) during two walks of
+// COUNT CRs Running -> End: the first
 // keeps every allocation sampled, the second only those no scavenge collected (promoted to the old
 // generation, where a mark-compact collects them: what makes a scavenge and a mark-compact cost).
 // Bytes per transition in all, then by the nearest okt function on the allocating stack (a callback of
