@@ -4,6 +4,11 @@
  */
 export function withoutKeys(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(object)) if (!keys.includes(key)) out[key] = object[key];
+  for (const key of Object.keys(object)) {
+    if (keys.includes(key)) continue;
+    // A field named __proto__ (JSON.parse reads one as a field): assigned, it would set out's prototype.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: object[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = object[key];
+  }
   return out;
 }
