@@ -27,6 +27,7 @@ import { startNoopSidecar } from '../sidecar/noop.ts';
 import { expandStatus } from '../src/controller/lifecycle/status/compact-format.ts';
 import { encodeStatus } from '../src/controller/lifecycle/status/encoding.ts';
 import { cpuSeconds, createNamespace, crName, CRDS, inParallel, operatorFor, RawApi, RESOURCE } from './e2e.bench.ts';
+import { median } from './median.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 const SECONDS = Number(process.env.OKT_BENCH_SECONDS ?? 4);
@@ -86,7 +87,6 @@ try {
       patches[i]!.push(await cpuPerWrite(namespaceOf(i), shapes[i]!, 'patch'));
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const rows = await Promise.all(shapes.map(async (shape, i) => {
     const got = await raw.get(resourcePath(RESOURCE, namespaceOf(i), crName(0)));
     return {

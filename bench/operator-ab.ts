@@ -13,6 +13,7 @@
 //   node bench/operator-ab.ts A_DIR B_DIR [PAIRS (default 6)] [COUNT (default 1000)]
 import { moveAll, MULTI_HOP, RESOURCE, WARM_UP } from './e2e.bench.ts';
 import { startOktRunStage, startWarmOktRun } from './okt-run-stage.ts';
+import { median } from './median.ts';
 
 const [aDir, bDir, pairsArg, countArg] = process.argv.slice(2);
 if (aDir === undefined || bDir === undefined) throw new Error('usage: node bench/operator-ab.ts A_DIR B_DIR [PAIRS] [COUNT]');
@@ -39,7 +40,6 @@ try {
   };
 
   if (NODE_FLAGS.a.length + NODE_FLAGS.b.length > 0) console.log(`node flags: A ${NODE_FLAGS.a.join(' ') || '(none)'}, B ${NODE_FLAGS.b.join(' ') || '(none)'}`);
-  const median = (xs: readonly number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const ratios: number[] = [];
   for (let pair = 0; pair < PAIRS; pair++) {
     const first = pair % 2 === 0 ? 'a' : 'b';

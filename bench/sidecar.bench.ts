@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSidecarProcess } from '../sidecar/spawn.ts';
 import { SidecarClient } from '../src/sidecar-client/index.ts';
+import { median } from './median.ts';
 
 const SERIAL = 200;
 const CONCURRENT = 400;
@@ -59,7 +60,6 @@ async function inParallel(count: number, concurrency: number, one: (i: number) =
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 export async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'okt-sidecar-bench-'));
