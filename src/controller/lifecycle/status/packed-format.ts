@@ -11,6 +11,7 @@
 import { PACKED_FIELD, UNPACKED_FIELDS } from '../../../kube/status-format.ts';
 import { UNKNOWN_FIELDS_KEPT } from '../../../kube/unknown-status-fields.ts';
 import { isRecord } from '../../../util/is-record.ts';
+import { setField } from '../../../util/set-field.ts';
 
 type Json = Record<string, unknown>;
 
@@ -29,10 +30,9 @@ export function isPackedStatus(raw: unknown): raw is Json & { packed: string } {
 export function packStatus(status: Json): Json {
   // A field of that name from another writer would be lost in the reading back: such a status stays as it is.
   if (PACKED_FIELD in status) return status;
-  // Without a prototype: a field named __proto__ (JSON.parse reads one as a field) stays a field.
-  const kept: Json = Object.create(null) as Json;
-  const rest: Json = Object.create(null) as Json;
-  for (const key of Object.keys(status)) (packs(key) ? rest : kept)[key] = status[key];
+  const kept: Json = {};
+  const rest: Json = {};
+  for (const key of Object.keys(status)) setField(packs(key) ? rest : kept, key, status[key]);
   kept[PACKED_FIELD] = swapQuotes(JSON.stringify(rest));
   return kept;
 }
